@@ -81,7 +81,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromTiktoken(std::string_view rank
       new Tokenizer(std::move(ranks), SpecialTokens(std::move(specials)), options));
 }
 
-Result<std::unique_ptr<Tokenizer>> Tokenizer::FromKimiDirectory(const std::string& dir) {
+Result<std::unique_ptr<Tokenizer>> Tokenizer::FromKimiDirectory(const std::string& dir,
+                                                                TokenizerOptions options) {
   K3_ASSIGN_OR_RETURN(std::string ranks_text, ReadFile(dir + "/tiktoken.model"));
   K3_ASSIGN_OR_RETURN(BpeRanks ranks, BpeRanks::Parse(ranks_text));
   std::string config_text = "{}";
@@ -91,9 +92,6 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromKimiDirectory(const std::strin
   // tokenization_kimi.py numbers the specials from len(mergeable_ranks).
   auto first_special = static_cast<TokenId>(ranks.num_tokens());
   K3_ASSIGN_OR_RETURN(auto specials, KimiSpecials(config_text, first_special));
-  TokenizerOptions options;
-  options.pretokenizer = PretokenizerKind::kKimi;
-  options.moonshot_chunking = true;
   return std::unique_ptr<Tokenizer>(
       new Tokenizer(std::move(ranks), SpecialTokens(std::move(specials)), options));
 }

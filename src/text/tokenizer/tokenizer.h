@@ -47,7 +47,9 @@ class Tokenizer {
   // Loads a Moonshot checkpoint folder: tiktoken.model plus tokenizer_config.json (whose
   // added_tokens_decoder names the 256 reserved ids above the ranks; unnamed ones are
   // "<|reserved_token_{id}|>", as tokenization_kimi.py does).
-  static base::Result<std::unique_ptr<Tokenizer>> FromKimiDirectory(const std::string& dir);
+  // `options` default to the Kimi pattern with Moonshot's chunking.
+  static base::Result<std::unique_ptr<Tokenizer>> FromKimiDirectory(const std::string& dir,
+                                                                    TokenizerOptions options = {});
   // Builds from a ranks file's contents and an explicit special-token table.
   static base::Result<std::unique_ptr<Tokenizer>> FromTiktoken(std::string_view ranks_contents,
                                                                std::vector<SpecialToken> specials,

@@ -1,0 +1,17 @@
+// The subcommands of the k3 binary. Each Add*Command registers its flags on the CLI11 app and
+// returns the function to run when that subcommand is chosen. Only apps/ parse flags.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace k3::app {
+
+using CommandFn = std::function<int()>;
+
+CommandFn AddTokenizeCommand(CLI::App& app);
+CommandFn AddDetokenizeCommand(CLI::App& app);
+CommandFn AddBenchTokenizerCommand(CLI::App& bench);
+
+}  // namespace k3::app

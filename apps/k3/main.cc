@@ -1,0 +1,40 @@
+// k3: the one k3serve binary. `k3 --help` lists the subcommands; `k3 SUBCOMMAND --help` explains one.
+#include <CLI/CLI.hpp>
+
+#include <map>
+
+#include "apps/k3/commands.h"
+#include "base/log.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"k3serve: a serving stack for Moonshot's Kimi models (K3, Kimi-Linear, K2/K2.5).", "k3"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "debug, info, warning or error")->capture_default_str();
+
+  std::map<CLI::App*, k3::app::CommandFn> commands;
+  auto add = [&](const char* name, const char* help, auto add_fn) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    commands[sub] = add_fn(*sub);
+  };
+  add("tokenize", "Text on stdin -> token ids on stdout (Kimi tiktoken BPE)",
+      k3::app::AddTokenizeCommand);
+  add("detokenize", "Token ids on stdin -> text on stdout", k3::app::AddDetokenizeCommand);
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print ratios against peers");
+  bench->require_subcommand(1);
+  CLI::App* bench_tokenizer = bench->add_subcommand(
+      "tokenizer", "Tokenizer MB/s vs npm tiktoken (WASM), HF tokenizers and tiktoken-node");
+  commands[bench_tokenizer] = k3::app::AddBenchTokenizerCommand(*bench_tokenizer);
+
+  CLI11_PARSE(app, argc, argv);
+  k3::base::LogLevel level;
+  if (!k3::base::ParseLogLevel(log_level, &level)) {
+    std::fprintf(stderr, "k3: unknown --log-level '%s'\n", log_level.c_str());
+    return 2;
+  }
+  k3::base::SetMinLogLevel(level);
+  for (auto& [sub, run] : commands) {
+    if (sub->parsed()) return run();
+  }
+  return 2;
+}
