@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <queue>
 
 #include "base/check.h"
 
@@ -13,99 +12,111 @@ constexpr size_t kSmallPieceBytes = 64;
 
 }  // namespace
 
+// Parts are tracked by token id; the rank of two adjacent parts merged comes from the pair table,
+// so no bytes are hashed while merging.
 void BytePairEncodeSmall(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out) {
   const size_t n = piece.size();
   K3_DCHECK(n >= 2 && n <= kSmallPieceBytes);
-  // starts[i]: first byte of part i; pair_rank[i]: rank of parts i and i+1 merged.
-  uint32_t starts[kSmallPieceBytes + 1];
-  TokenId pair_rank[kSmallPieceBytes + 1];
+  TokenId part[kSmallPieceBytes];  // token id of each part
+  TokenId pair[kSmallPieceBytes];  // pair[i]: id of parts i and i+1 merged, or kNoRank
   size_t num_parts = n;
-  for (size_t i = 0; i < n; ++i) starts[i] = static_cast<uint32_t>(i);
-  starts[n] = static_cast<uint32_t>(n);
-  auto rank_of = [&](size_t i) -> TokenId {  // rank of parts i and i+1 merged
-    if (i + 1 >= num_parts) return kNoRank;
-    return ranks.Find(piece.substr(starts[i], starts[i + 2] - starts[i]));
-  };
-  for (size_t i = 0; i + 1 < n; ++i) pair_rank[i] = rank_of(i);
-  pair_rank[n - 1] = kNoRank;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(piece.data());
+  for (size_t i = 0; i < n; ++i) part[i] = ranks.ByteRank(bytes[i]);
+  for (size_t i = 0; i + 1 < n; ++i) pair[i] = ranks.BytePairRank(bytes[i], bytes[i + 1]);
+  pair[n - 1] = kNoRank;
   for (;;) {
     TokenId best = kNoRank;
     size_t best_idx = 0;
     for (size_t i = 0; i + 1 < num_parts; ++i) {
-      if (pair_rank[i] < best) {
-        best = pair_rank[i];
+      if (pair[i] < best) {
+        best = pair[i];
         best_idx = i;
       }
     }
     if (best == kNoRank) break;
-    // Merge part best_idx+1 into best_idx.
-    std::memmove(&starts[best_idx + 1], &starts[best_idx + 2],
-                 (num_parts - best_idx - 1) * sizeof(starts[0]));
-    std::memmove(&pair_rank[best_idx + 1], &pair_rank[best_idx + 2],
-                 (num_parts - best_idx - 2) * sizeof(pair_rank[0]));
+    part[best_idx] = best;
+    size_t tail = num_parts - best_idx - 2;  // parts after the merged pair
+    std::memmove(&part[best_idx + 1], &part[best_idx + 2], tail * sizeof(TokenId));
+    std::memmove(&pair[best_idx + 1], &pair[best_idx + 2], tail * sizeof(TokenId));
     --num_parts;
-    pair_rank[best_idx] = rank_of(best_idx);
-    if (best_idx > 0) pair_rank[best_idx - 1] = rank_of(best_idx - 1);
+    pair[best_idx] =
+        best_idx + 1 < num_parts ? ranks.MergedRank(part[best_idx], part[best_idx + 1]) : kNoRank;
+    if (best_idx > 0) pair[best_idx - 1] = ranks.MergedRank(part[best_idx - 1], part[best_idx]);
   }
-  for (size_t i = 0; i < num_parts; ++i)
-    out->push_back(ranks.Find(piece.substr(starts[i], starts[i + 1] - starts[i])));
+  out->insert(out->end(), part, part + num_parts);
 }
 
-void BytePairEncodeHeap(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out) {
+// Parts are nodes of a doubly linked list indexed by their first byte. A min segment tree over
+// positions holds each part's pair key (merged rank << 32 | position, or kEmpty), so its root is
+// tiktoken's choice: the lowest rank, leftmost on ties. Each merge changes three leaves (the
+// merged part, the dead right part, the part before) and recomputes their ancestors, stopping as
+// soon as a node keeps its value: O(log n) per merge, branch-free, and no stale entries.
+void BytePairEncodeTree(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out) {
   const uint32_t n = static_cast<uint32_t>(piece.size());
-  // Live tokens form a list keyed by their first byte: end_of[s] is the end of the token starting
-  // at s (0 once s stopped being a token start), prev_of[s] the start of the token before it.
-  std::vector<uint32_t> end_of(n + 1), prev_of(n + 1);
+  constexpr uint32_t kNone = UINT32_MAX;
+  constexpr uint64_t kEmpty = UINT64_MAX;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(piece.data());
+  std::vector<TokenId> part(n);
+  std::vector<uint32_t> next(n), prev(n);
+  size_t leaves = 1;
+  while (leaves < n) leaves *= 2;
+  std::vector<uint64_t> tree(2 * leaves, kEmpty);  // tree[1] is the root; leaf i at leaves + i
   for (uint32_t i = 0; i < n; ++i) {
-    end_of[i] = i + 1;
-    prev_of[i] = i == 0 ? UINT32_MAX : i - 1;
+    part[i] = ranks.ByteRank(bytes[i]);
+    next[i] = i + 1 < n ? i + 1 : kNone;
+    prev[i] = i > 0 ? i - 1 : kNone;
+    TokenId rank = i + 1 < n ? ranks.BytePairRank(bytes[i], bytes[i + 1]) : kNoRank;
+    if (rank != kNoRank) tree[leaves + i] = (uint64_t{rank} << 32) | i;
   }
-  struct Candidate {
-    TokenId rank;
-    uint32_t left;   // start of the left token
-    uint32_t right_end;
-    bool operator>(const Candidate& o) const {
-      return rank != o.rank ? rank > o.rank : left > o.left;  // lowest rank, then leftmost
+  for (size_t node = leaves - 1; node >= 1; --node)
+    tree[node] = std::min(tree[2 * node], tree[2 * node + 1]);
+  auto set_leaf = [&](uint32_t pos, uint64_t key) {
+    size_t node = leaves + pos;
+    tree[node] = key;
+    for (node /= 2; node >= 1; node /= 2) {
+      uint64_t value = std::min(tree[2 * node], tree[2 * node + 1]);
+      if (tree[node] == value) break;  // ancestors are unchanged too
+      tree[node] = value;
     }
   };
-  std::vector<Candidate> storage;
-  storage.reserve(n * 2);
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(
-      std::greater<>(), std::move(storage));
-  auto push = [&](uint32_t left, uint32_t right_end) {
-    TokenId rank = ranks.Find(piece.substr(left, right_end - left));
-    if (rank != kNoRank) heap.push({rank, left, right_end});
+  auto pair_key = [&](uint32_t left) {
+    uint32_t right = next[left];
+    TokenId rank = right == kNone ? kNoRank : ranks.MergedRank(part[left], part[right]);
+    return rank == kNoRank ? kEmpty : (uint64_t{rank} << 32) | left;
   };
-  for (uint32_t i = 0; i + 1 < n; ++i) push(i, i + 2);
-  while (!heap.empty()) {
-    Candidate c = heap.top();
-    heap.pop();
-    uint32_t mid = end_of[c.left];
-    // Stale unless tokens [left, mid) and [mid, right_end) are both still live.
-    if (mid == 0 || mid >= n || end_of[mid] != c.right_end) continue;
-    end_of[c.left] = c.right_end;
-    end_of[mid] = 0;
-    if (c.right_end < n) prev_of[c.right_end] = c.left;
-    if (prev_of[c.left] != UINT32_MAX) push(prev_of[c.left], c.right_end);
-    if (c.right_end < n) push(c.left, end_of[c.right_end]);
+  while (tree[1] != kEmpty) {
+    uint64_t key = tree[1];
+    uint32_t left = static_cast<uint32_t>(key);
+    uint32_t right = next[left];
+    part[left] = static_cast<TokenId>(key >> 32);
+    next[left] = next[right];
+    if (next[right] != kNone) prev[next[right]] = left;
+    set_leaf(right, kEmpty);
+    set_leaf(left, pair_key(left));
+    if (prev[left] != kNone) set_leaf(prev[left], pair_key(prev[left]));
   }
-  for (uint32_t s = 0; s < n; s = end_of[s]) out->push_back(ranks.Find(piece.substr(s, end_of[s] - s)));
+  for (uint32_t i = 0; i != kNone; i = next[i]) out->push_back(part[i]);
 }
 
-void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out) {
+void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out,
+                    PieceCache* cache) {
   if (piece.size() == 1) {
     out->push_back(ranks.ByteRank(static_cast<uint8_t>(piece[0])));
     return;
   }
-  if (TokenId whole = ranks.Find(piece); whole != kNoRank) {
+  const uint64_t hash = BpeRanks::HashBytes(piece);
+  if (TokenId whole = ranks.Find(piece, hash); whole != kNoRank) {
     out->push_back(whole);
     return;
   }
+  if (cache && cache->Lookup(hash, piece, out)) return;
+  size_t first = out->size();
   if (piece.size() <= kSmallPieceBytes) {
     BytePairEncodeSmall(ranks, piece, out);
   } else {
-    BytePairEncodeHeap(ranks, piece, out);
+    BytePairEncodeTree(ranks, piece, out);
   }
+  if (cache) cache->Insert(hash, piece, out->data() + first, out->size() - first);
 }
 
 }  // namespace k3::text

@@ -1,22 +1,24 @@
 // Byte-pair merging of one pre-tokenized piece, with tiktoken's exact rule: repeatedly merge the
 // adjacent pair whose concatenation has the lowest rank (the leftmost on ties) until no adjacent
 // pair is a token. Short pieces use tiktoken's array scan (O(n^2) but fastest for n <= 64);
-// longer ones a binary heap with lazy deletion, O(n log n), so a 1 MB piece is no slower per byte
-// than a word. Thread-safe (no shared state).
+// longer ones a min segment tree, O(n log n), so a 1 MB piece is no slower per byte than a word.
+// Thread-safe (no shared state).
 #pragma once
 
 #include <string_view>
 #include <vector>
 
 #include "text/tokenizer/bpe_ranks.h"
+#include "text/tokenizer/piece_cache.h"
 
 namespace k3::text {
 
-// Appends the tokens of `piece` (non-empty) to `out`.
-void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out);
+// Appends the tokens of `piece` (non-empty) to `out`, memoising merged pieces in `cache` if given.
+void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out,
+                    PieceCache* cache = nullptr);
 
 // The two algorithms, exposed so tests can check they agree on any input.
 void BytePairEncodeSmall(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out);
-void BytePairEncodeHeap(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out);
+void BytePairEncodeTree(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out);
 
 }  // namespace k3::text

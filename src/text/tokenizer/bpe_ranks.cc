@@ -1,7 +1,5 @@
 #include "text/tokenizer/bpe_ranks.h"
 
-#include <xxhash.h>
-
 #include <charconv>
 #include <cstring>
 #include <string>
@@ -47,7 +45,6 @@ bool DecodeBase64(std::string_view in, std::vector<char>* out) {
   return true;
 }
 
-inline uint64_t HashBytes(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
 std::string LineError(size_t line_no, std::string_view what) {
   return "tiktoken ranks line " + std::to_string(line_no) + ": " + std::string(what);
@@ -96,40 +93,86 @@ base::Result<BpeRanks> BpeRanks::Parse(std::string_view contents) {
       return DataLoss("tiktoken ranks: no token for the single byte " + std::to_string(b) +
                       "; every byte needs one so that any text can be encoded");
   }
+  ranks.BuildPairs();
   return ranks;
+}
+
+void BpeRanks::BuildPairs() {
+  std::vector<PairEntry> found;
+  found.reserve(num_tokens_ * 2);
+  std::vector<uint64_t> suffix_hash;
+  for (TokenId rank = 0; rank < spans_.size(); ++rank) {
+    if (!Has(rank)) continue;
+    std::string_view token = Bytes(rank);
+    // Unfinished polynomial hashes of every suffix: suffix_hash[j] covers token[j..].
+    suffix_hash.assign(token.size() + 1, 0);
+    uint64_t power = kHashMul;
+    for (size_t j = token.size(); j-- > 0; power *= kHashMul)
+      suffix_hash[j] = suffix_hash[j + 1] + (static_cast<uint8_t>(token[j]) + 1) * power;
+    uint64_t prefix_hash = 0;
+    for (size_t split = 1; split < token.size(); ++split) {
+      prefix_hash = (prefix_hash + static_cast<uint8_t>(token[split - 1]) + 1) * kHashMul;
+      TokenId left = Find(token.substr(0, split), FinishHash(prefix_hash));
+      if (left == kNoRank) continue;
+      TokenId right = Find(token.substr(split), FinishHash(suffix_hash[split]));
+      if (right != kNoRank) found.push_back({left, right, rank});
+    }
+  }
+  size_t capacity = 16;
+  while (capacity * 3 < found.size() * 5) capacity *= 2;
+  // PairSlot yields 24 bits; the table never needs more (a vocabulary has < 10M pairs).
+  capacity = std::min<size_t>(capacity, size_t{1} << 24);
+  pairs_ = base::AlignedBuffer<PairEntry>(capacity, PairEntry{0, 0, kNoRank});
+  size_t mask = capacity - 1;
+  for (const PairEntry& entry : found) {
+    uint64_t key = (uint64_t{entry.left} << 32) | entry.right;
+    size_t slot = PairSlot(key) & mask;
+    while (pairs_[slot].merged != kNoRank) slot = (slot + 1) & mask;
+    pairs_[slot] = entry;
+  }
+  byte_pair_ranks_.resize(256 * 256);
+  for (size_t first = 0; first < 256; ++first) {
+    for (size_t second = 0; second < 256; ++second)
+      byte_pair_ranks_[first << 8 | second] = MergedRank(byte_ranks_[first], byte_ranks_[second]);
+  }
+}
+
+uint64_t BpeRanks::Prefix8(std::string_view bytes) {
+  uint64_t prefix = 0;
+  std::memcpy(&prefix, bytes.data(), std::min<size_t>(8, bytes.size()));
+  return prefix;
 }
 
 base::Status BpeRanks::BuildIndex() {
   size_t capacity = 16;
   while (capacity < 2 * num_tokens_) capacity *= 2;
-  slots_.assign(capacity, kNoRank);
+  slots_ = base::AlignedBuffer<Slot>(capacity, Slot{0, kNoRank, 0});
   size_t mask = capacity - 1;
   for (TokenId rank = 0; rank < spans_.size(); ++rank) {
     if (!Has(rank)) continue;
     std::string_view token = Bytes(rank);
-    for (size_t slot = HashBytes(token) & mask;; slot = (slot + 1) & mask) {
-      if (slots_[slot] == kNoRank) {
-        slots_[slot] = rank;
-        break;
-      }
-      if (Bytes(slots_[slot]) == token)
-        return DataLoss("tiktoken ranks: token of rank " + std::to_string(rank) +
-                        " duplicates rank " + std::to_string(slots_[slot]));
-    }
+    if (TokenId existing = Find(token); existing != kNoRank)
+      return DataLoss("tiktoken ranks: token of rank " + std::to_string(rank) +
+                      " duplicates rank " + std::to_string(existing));
+    size_t slot = HashBytes(token) & mask;
+    while (slots_[slot].rank != kNoRank) slot = (slot + 1) & mask;
+    slots_[slot] = Slot{Prefix8(token), rank, static_cast<uint32_t>(token.size())};
   }
   return base::Status::Ok();
 }
 
-TokenId BpeRanks::Find(std::string_view bytes) const {
+TokenId BpeRanks::Find(std::string_view bytes, uint64_t hash) const {
   if (bytes.size() > max_token_bytes_) return kNoRank;
-  size_t mask = slots_.size() - 1;
-  for (size_t slot = HashBytes(bytes) & mask;; slot = (slot + 1) & mask) {
-    TokenId rank = slots_[slot];
-    if (rank == kNoRank) return kNoRank;
-    const Span& span = spans_[rank];
-    if (span.length == bytes.size() &&
-        std::memcmp(bytes_.data() + span.offset, bytes.data(), bytes.size()) == 0)
-      return rank;
+  const uint64_t prefix = Prefix8(bytes);
+  const size_t mask = slots_.size() - 1;
+  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+    const Slot& s = slots_[slot];
+    if (s.rank == kNoRank) return kNoRank;
+    if (s.length != bytes.size() || s.prefix != prefix) continue;
+    if (bytes.size() <= 8) return s.rank;
+    const Span& span = spans_[s.rank];
+    if (std::memcmp(bytes_.data() + span.offset + 8, bytes.data() + 8, bytes.size() - 8) == 0)
+      return s.rank;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/aligned_buffer.h"
 #include "base/result.h"
 
 namespace k3::text {
@@ -26,7 +27,16 @@ class BpeRanks {
   // Number of tokens (slots minus gaps).
   size_t num_tokens() const { return num_tokens_; }
   // Rank of exactly these bytes, or kNoRank.
-  TokenId Find(std::string_view bytes) const;
+  TokenId Find(std::string_view bytes) const { return Find(bytes, HashBytes(bytes)); }
+  // The same with the bytes' HashBytes() already computed (callers reuse it for their caches).
+  TokenId Find(std::string_view bytes, uint64_t hash) const;
+  // A polynomial hash, so the hashes of all prefixes and suffixes of a token come in one pass
+  // (see BuildPairs): h = (h + byte + 1) * kHashMul per byte, then a finaliser.
+  static uint64_t HashBytes(std::string_view bytes) {
+    uint64_t h = 0;
+    for (unsigned char c : bytes) h = (h + c + 1) * kHashMul;
+    return FinishHash(h);
+  }
   // True when `rank` names a token (ranks may have gaps).
   bool Has(TokenId rank) const { return rank < spans_.size() && spans_[rank].length != kGapLength; }
   // The token's bytes; precondition Has(rank).
@@ -36,6 +46,22 @@ class BpeRanks {
   size_t max_token_bytes() const { return max_token_bytes_; }
   // Rank of the single byte b; every vocabulary we accept has all 256.
   TokenId ByteRank(uint8_t b) const { return byte_ranks_[b]; }
+  // MergedRank of two single bytes, from a 256 KB table (cheap to keep in cache).
+  TokenId BytePairRank(uint8_t first, uint8_t second) const {
+    return byte_pair_ranks_[(size_t{first} << 8) | second];
+  }
+  // Rank of the token whose bytes are Bytes(left) + Bytes(right), or kNoRank. Exact: that
+  // concatenation is a token iff (left, right) is one of its splits into two tokens, and every
+  // such split is in the table. One hash probe on two integers, no byte hashing.
+  TokenId MergedRank(TokenId left, TokenId right) const {
+    uint64_t key = (uint64_t{left} << 32) | right;
+    size_t mask = pairs_.size() - 1;
+    for (size_t slot = PairSlot(key) & mask;; slot = (slot + 1) & mask) {
+      const PairEntry& e = pairs_[slot];
+      if (e.merged == kNoRank) return kNoRank;
+      if (e.left == left && e.right == right) return e.merged;
+    }
+  }
 
  private:
   static constexpr uint32_t kGapLength = UINT32_MAX;
@@ -43,12 +69,38 @@ class BpeRanks {
     uint32_t offset;
     uint32_t length;
   };
+  struct PairEntry {
+    TokenId left;
+    TokenId right;
+    TokenId merged;  // kNoRank marks an empty slot
+  };
+  static size_t PairSlot(uint64_t key) { return (key * 0x9E3779B97F4A7C15ull) >> 40; }
   // Builds slots_; fails when two ranks share the same bytes.
   base::Status BuildIndex();
+  // Builds pairs_ from every split of every token into two tokens.
+  void BuildPairs();
 
   std::vector<char> bytes_;     // all token bytes, in file order
   std::vector<Span> spans_;     // [size()] where each rank's bytes are
-  std::vector<TokenId> slots_;  // open-addressing index, power-of-two size, kNoRank = empty
+  // One index slot: the token's first 8 bytes (zero padded) and length are stored inline, so a
+  // probe touches one cache line and tokens of <= 8 bytes (most of them) need no other read.
+  struct Slot {
+    uint64_t prefix;
+    TokenId rank;  // kNoRank = empty
+    uint32_t length;
+  };
+  static uint64_t Prefix8(std::string_view bytes);
+  static constexpr uint64_t kHashMul = 0x9E3779B97F4A7C15ull;
+  static uint64_t FinishHash(uint64_t h) {  // MurmurHash3's fmix64
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 33);
+  }
+  base::AlignedBuffer<Slot> slots_;  // open-addressing index, power-of-two size, load <= 0.5
+  std::vector<TokenId> byte_pair_ranks_;  // [256 * 256]
+  base::AlignedBuffer<PairEntry> pairs_;  // (left, right) -> merged; power-of-two size, load <= 0.6
   TokenId byte_ranks_[256];
   size_t num_tokens_ = 0;
   size_t max_token_bytes_ = 0;

@@ -58,7 +58,7 @@ TEST(BpeRanksTest, RejectsBrokenFilesNamingTheLine) {
   EXPECT_FALSE(BpeRanks::Parse("").ok());
 }
 
-TEST(BpeTest, SmallHeapAndNaiveAgreeOnRandomPieces) {
+TEST(BpeTest, SmallTreeAndNaiveAgreeOnRandomPieces) {
   const BpeRanks& ranks = KimiRanks();
   std::mt19937 rng(3);
   const std::string alphabet = "aeinrst ETAO_-.0123\xC3\xA9\xE4\xB8\xAD";
@@ -66,10 +66,10 @@ TEST(BpeTest, SmallHeapAndNaiveAgreeOnRandomPieces) {
     std::string piece;
     size_t length = 2 + rng() % 60;
     for (size_t i = 0; i < length; ++i) piece += alphabet[rng() % alphabet.size()];
-    std::vector<TokenId> small, heap;
+    std::vector<TokenId> small, tree;
     BytePairEncodeSmall(ranks, piece, &small);
-    BytePairEncodeHeap(ranks, piece, &heap);
-    ASSERT_EQ(small, heap) << piece;
+    BytePairEncodeTree(ranks, piece, &tree);
+    ASSERT_EQ(small, tree) << piece;
     if (round % 10 == 0) {
       ASSERT_EQ(small, NaiveMerge(ranks, piece)) << piece;
     }
@@ -87,9 +87,9 @@ TEST(BpeTest, LongPieceIsExactAndRoundTrips) {
   for (TokenId id : ids) back += ranks.Bytes(id);
   EXPECT_EQ(back, piece);
   std::vector<TokenId> naive_prefix = NaiveMerge(ranks, piece.substr(0, 3000));
-  std::vector<TokenId> heap_prefix;
-  BytePairEncodeHeap(ranks, piece.substr(0, 3000), &heap_prefix);
-  EXPECT_EQ(heap_prefix, naive_prefix);
+  std::vector<TokenId> tree_prefix;
+  BytePairEncodeTree(ranks, piece.substr(0, 3000), &tree_prefix);
+  EXPECT_EQ(tree_prefix, naive_prefix);
 }
 
 }  // namespace

@@ -67,7 +67,8 @@ void Tokenizer::EncodeParallel(std::string_view text, SpecialMode specials,
       results[i].push_back(unit.special);
     } else {
       results[i].reserve((unit.end - unit.begin) / 3);
-      EncodeOrdinary(text.substr(unit.begin, unit.end - unit.begin), &results[i]);
+      PieceCache cache(unit.end - unit.begin);
+      EncodeOrdinary(text.substr(unit.begin, unit.end - unit.begin), &results[i], &cache);
     }
   });
   size_t total = out->size();

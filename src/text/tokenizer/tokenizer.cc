@@ -96,25 +96,26 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromKimiDirectory(const std::strin
       new Tokenizer(std::move(ranks), SpecialTokens(std::move(specials)), options));
 }
 
-void Tokenizer::EncodeOrdinary(std::string_view text, std::vector<TokenId>* out) const {
+void Tokenizer::EncodeOrdinary(std::string_view text, std::vector<TokenId>* out,
+                               PieceCache* cache) const {
   ForEachPiece(options_.pretokenizer, text, [&](size_t begin, size_t end) {
-    BytePairEncode(ranks_, text.substr(begin, end - begin), out);
+    BytePairEncode(ranks_, text.substr(begin, end - begin), out, cache);
   });
 }
 
 void Tokenizer::EncodeChunk(std::string_view chunk, SpecialMode specials,
-                            std::vector<TokenId>* out) const {
+                            std::vector<TokenId>* out, PieceCache* cache) const {
   if (specials == SpecialMode::kNone) {
-    EncodeOrdinary(chunk, out);
+    EncodeOrdinary(chunk, out, cache);
     return;
   }
   size_t pos = 0;
   while (auto match = specials_.FindNext(chunk, pos)) {
-    EncodeOrdinary(chunk.substr(pos, match->begin - pos), out);
+    EncodeOrdinary(chunk.substr(pos, match->begin - pos), out, cache);
     out->push_back(match->id);
     pos = match->end;
   }
-  EncodeOrdinary(chunk.substr(pos), out);
+  EncodeOrdinary(chunk.substr(pos), out, cache);
 }
 
 std::vector<size_t> Tokenizer::ChunkEnds(std::string_view text) const {
@@ -136,9 +137,10 @@ Status Tokenizer::Encode(std::string_view text, const EncodeOptions& options,
 
 void Tokenizer::EncodeSequential(std::string_view text, SpecialMode specials,
                                  std::vector<TokenId>* out) const {
+  PieceCache cache(text.size());
   size_t begin = 0;
   for (size_t end : ChunkEnds(text)) {
-    EncodeChunk(text.substr(begin, end - begin), specials, out);
+    EncodeChunk(text.substr(begin, end - begin), specials, out, &cache);
     begin = end;
   }
 }

@@ -12,6 +12,7 @@
 #include "base/result.h"
 #include "base/thread_pool.h"
 #include "text/tokenizer/bpe_ranks.h"
+#include "text/tokenizer/piece_cache.h"
 #include "text/tokenizer/pretokenizer.h"
 #include "text/tokenizer/special_tokens.h"
 
@@ -79,9 +80,10 @@ class Tokenizer {
  private:
   Tokenizer(BpeRanks ranks, SpecialTokens specials, TokenizerOptions options);
   // Encodes text that contains no special tokens to recognise.
-  void EncodeOrdinary(std::string_view text, std::vector<TokenId>* out) const;
+  void EncodeOrdinary(std::string_view text, std::vector<TokenId>* out, PieceCache* cache) const;
   // Encodes one chunk (after Moonshot chunking) in the given mode.
-  void EncodeChunk(std::string_view chunk, SpecialMode specials, std::vector<TokenId>* out) const;
+  void EncodeChunk(std::string_view chunk, SpecialMode specials, std::vector<TokenId>* out,
+                   PieceCache* cache) const;
   // The chunks text is cut into before encoding; each is encoded independently.
   std::vector<size_t> ChunkEnds(std::string_view text) const;
   void EncodeSequential(std::string_view text, SpecialMode specials,
