@@ -33,8 +33,8 @@ std::vector<std::string> Paragraphs(const std::string& text, size_t size) {
 
 std::vector<std::string> ShareGptMessages(const std::string& shared_dir) {
   std::vector<std::string> out;
-  auto json = nlohmann::json::parse(ReadAll(shared_dir + "/data/sharegpt/sharegpt_v3_filtered_500.json"),
-                                    nullptr, false);
+  auto json = nlohmann::json::parse(
+      ReadAll(shared_dir + "/data/sharegpt/sharegpt_v3_filtered_500.json"), nullptr, false);
   if (!json.is_array()) return out;
   for (const auto& conversation : json) {
     for (const auto& turn : conversation.value("conversations", nlohmann::json::array())) {
@@ -70,7 +70,8 @@ uint64_t SplitMix(uint64_t* state) {
 
 MixedTextSource::MixedTextSource(const std::string& shared_dir, uint64_t seed) : rng_state_(seed) {
   pools_.push_back(ShareGptMessages(shared_dir));
-  pools_.push_back(Paragraphs(ReadAll(shared_dir + "/goldens/tokenizer/long_mixed_500k.txt"), 2000));
+  pools_.push_back(
+      Paragraphs(ReadAll(shared_dir + "/goldens/tokenizer/long_mixed_500k.txt"), 2000));
   std::vector<std::string> specs;
   for (const char* name : {"frontend", "model", "serving", "style"}) {
     for (auto& p : Paragraphs(ReadAll(shared_dir + "/spec/" + name + ".md"), 2000))
@@ -101,9 +102,9 @@ std::string MixedTextSource::NextSynthetic() {
     bool spaced;
   };
   static const Script kScripts[] = {
-      {U'a', 26, true},      {U'\u00E0', 30, true},  {U'\u0430', 32, true},
-      {U'\u03B1', 25, true}, {U'\u0627', 26, true},  {U'\u0915', 36, true},
-      {U'\uAC00', 2000, true}, {U'\u3041', 80, false}, {U'\u4E00', 6000, false},
+      {U'a', 26, true},          {U'\u00E0', 30, true},  {U'\u0430', 32, true},
+      {U'\u03B1', 25, true},     {U'\u0627', 26, true},  {U'\u0915', 36, true},
+      {U'\uAC00', 2000, true},   {U'\u3041', 80, false}, {U'\u4E00', 6000, false},
       {U'\U0001F600', 70, true}, {U'0', 10, true},
   };
   std::string out;
@@ -140,12 +141,15 @@ std::vector<Document> PathologicalDocuments(size_t bytes, uint64_t seed) {
     return doc;
   };
   std::vector<Document> docs;
-  docs.push_back(fill("letters, no whitespace", [&] { return char32_t('a' + SplitMix(&state) % 26); }));
+  docs.push_back(
+      fill("letters, no whitespace", [&] { return char32_t('a' + SplitMix(&state) % 26); }));
   docs.push_back(fill("one letter repeated", [] { return U'a'; }));
   docs.push_back(fill("digits", [&] { return char32_t('0' + SplitMix(&state) % 10); }));
-  docs.push_back(fill("punctuation", [&] { return char32_t("!#$%&*+-./:;<=>?@^_~"[SplitMix(&state) % 20]); }));
+  docs.push_back(
+      fill("punctuation", [&] { return char32_t("!#$%&*+-./:;<=>?@^_~"[SplitMix(&state) % 20]); }));
   docs.push_back(fill("spaces", [] { return U' '; }));
-  docs.push_back(fill("CJK, no whitespace", [&] { return char32_t(0x4E00 + SplitMix(&state) % 20000); }));
+  docs.push_back(
+      fill("CJK, no whitespace", [&] { return char32_t(0x4E00 + SplitMix(&state) % 20000); }));
   docs.push_back(fill("emoji + ZWJ", [&] {
     return SplitMix(&state) % 2 ? char32_t(0x1F466 + SplitMix(&state) % 4) : U'\u200D';
   }));

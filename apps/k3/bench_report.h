@@ -10,7 +10,7 @@ namespace k3::app {
 struct Measurement {
   size_t bytes = 0;
   size_t tokens = 0;
-  uint32_t hash = 0;  // of the ids, to check that two tokenizers agree
+  uint32_t hash = 0;   // of the ids, to check that two tokenizers agree
   double cold_ms = 0;  // first encode of this text
   double warm_ms = 0;  // best of the repeats after it
   bool valid() const { return bytes > 0; }

@@ -25,8 +25,8 @@ namespace k3::app {
 namespace {
 
 namespace fs = std::filesystem;
-using text::Tokenizer;
 using text::TokenId;
+using text::Tokenizer;
 
 struct BenchFlags {
   TokenizerFlags tokenizer;
@@ -36,11 +36,13 @@ struct BenchFlags {
   int repeats = 3;
   bool quick = false;
   bool no_peers = false;
+  bool keep_inputs = false;
 };
 
 double NowMs() {
   return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 uint32_t IdsHash(const std::vector<TokenId>& ids) {  // same as idsHash in kimi_reference.mjs
@@ -65,11 +67,12 @@ std::pair<double, std::vector<TokenId>> TimeEncode(const Tokenizer& tokenizer,
   return {ms, std::move(ids)};
 }
 
-Measurement MeasureOurs(const Tokenizer& tokenizer, const std::string& text,
-                        base::ThreadPool* pool, int repeats) {
+Measurement MeasureOurs(const Tokenizer& tokenizer, const std::string& text, base::ThreadPool* pool,
+                        int repeats) {
   auto [cold_ms, ids] = TimeEncode(tokenizer, text, pool);
   double warm_ms = 1e300;
-  for (int r = 0; r < repeats; ++r) warm_ms = std::min(warm_ms, TimeEncode(tokenizer, text, pool).first);
+  for (int r = 0; r < repeats; ++r)
+    warm_ms = std::min(warm_ms, TimeEncode(tokenizer, text, pool).first);
   return {text.size(), ids.size(), IdsHash(ids), cold_ms, warm_ms};
 }
 
@@ -85,8 +88,9 @@ std::map<std::string, Measurement> RunPeers(const BenchFlags& flags, const nlohm
   std::map<std::string, Measurement> results;
   fs::path manifest_path = dir / "manifest.json";
   std::ofstream(manifest_path) << manifest.dump();
-  std::string command = flags.node + " " + (fs::path(flags.peers_dir) / "bench_peers.mjs").string() +
-                        " " + manifest_path.string();
+  std::string command = flags.node + " " +
+                        (fs::path(flags.peers_dir) / "bench_peers.mjs").string() + " " +
+                        manifest_path.string();
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return results;
   char line[4096];
@@ -122,6 +126,8 @@ CommandFn AddBenchTokenizerCommand(CLI::App& app) {
   app.add_option("--json", flags->json_out, "Also write all figures to this JSON file");
   app.add_flag("--quick", flags->quick, "Smaller documents (10K and 200K tokens only)");
   app.add_flag("--no-peers", flags->no_peers, "Measure only k3 (no ratios)");
+  app.add_flag("--keep-inputs", flags->keep_inputs,
+               "Keep the generated documents (path is logged)");
   return [flags] { return RunBench(*flags); };
 }
 
@@ -167,8 +173,10 @@ Inputs BuildInputs(const BenchFlags& flags, const Tokenizer& kimi, const fs::pat
   for (const auto& [tokens, label] : sizes) {
     in.mixed_a.push_back(BuildDocument("mixed " + label + " tokens", tokens, source, count));
     in.mixed_b.push_back(BuildDocument("mixed " + label + " tokens", tokens, source, count));
-    in.mixed_a_files.push_back(WriteInput(dir, "mixed_" + label + "_a.txt", in.mixed_a.back().text));
-    in.mixed_b_files.push_back(WriteInput(dir, "mixed_" + label + "_b.txt", in.mixed_b.back().text));
+    in.mixed_a_files.push_back(
+        WriteInput(dir, "mixed_" + label + "_a.txt", in.mixed_a.back().text));
+    in.mixed_b_files.push_back(
+        WriteInput(dir, "mixed_" + label + "_b.txt", in.mixed_b.back().text));
   }
   in.patho = PathologicalDocuments(kPathoBytes, 7);
   for (size_t i = 0; i < in.patho.size(); ++i) {
@@ -197,15 +205,20 @@ void PrintTargets(const nlohmann::json& r) {
   Table table({"target", "measured", "goal", "met"});
   auto row = [&](const char* what, double value, const std::string& unit, const char* goal,
                  bool met) {
-    table.Row({what, value < 0 ? "-" : Fixed(value) + unit, goal, value < 0 ? "-" : met ? "yes" : "NO"});
+    table.Row({what, value < 0 ? "-" : Fixed(value) + unit, goal,
+               value < 0 ? "-"
+               : met     ? "yes"
+                         : "NO"});
   };
   double r1 = r["ratio_single_thread_min"], rall = r["ratio_1m_all_threads"];
-  row("one thread vs WASM tiktoken, mixed (worst doc)", r1 > 1e299 ? -1 : r1, "x", ">= 20x", r1 >= 20);
+  row("one thread vs WASM tiktoken, mixed (worst doc)", r1 > 1e299 ? -1 : r1, "x", ">= 20x",
+      r1 >= 20);
   row("1M-token doc, all threads vs WASM tiktoken", rall, "x", ">= 35x", rall >= 35);
   double nows = r["nows_1mb_ms"];
   row("1 MB without whitespace (Kimi chunking)", nows, " ms", "< 50 ms", nows < 50);
   double raw = r["nows_1mb_raw_ms"];
-  row("1 MB without whitespace, one 1 MB piece (raw)", raw, " ms", "(no quadratic case)", raw < 500);
+  row("1 MB without whitespace, one 1 MB piece (raw)", raw, " ms", "(no quadratic case)",
+      raw < 500);
   double mem = r["peak_mb_1m_tokens"];
   row("peak memory, 1M-token encode, all threads", mem, " MB", "< 64 MB", mem < 64);
   double load = r["vocab_load_ms"]["first"];
@@ -216,17 +229,19 @@ void PrintTargets(const nlohmann::json& r) {
 int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& in,
                  const PeerLookup& peer, const std::string& cl100k_ranks, base::ThreadPool* one,
                  base::ThreadPool* all, nlohmann::json* report) {
-  std::printf("Pathological inputs, one thread (peers and ratios on the first 100 KB; "
-              "k3 ms on the whole 1 MB):\n");
-  Table patho({"input", "k3 MB/s", "wasm MB/s", "HF MB/s", "x wasm", "x HF", "same ids",
-               "k3 1 MB ms"});
+  std::printf(
+      "Pathological inputs, one thread (peers and ratios on the first 100 KB; "
+      "k3 ms on the whole 1 MB):\n");
+  Table patho(
+      {"input", "k3 MB/s", "wasm MB/s", "HF MB/s", "x wasm", "x HF", "same ids", "k3 1 MB ms"});
   for (size_t i = 0; i < in.patho.size(); ++i) {
     std::string small = ReadText(in.patho_small_files[i]);
     Measurement ours = MeasureOurs(kimi, small, one, flags.repeats);
     Measurement whole = MeasureOurs(kimi, in.patho[i].text, one, 1);
     Measurement wasm = peer("tiktoken-wasm/kimi", in.patho_small_files[i]);
     Measurement hf = peer("hf-tokenizers/kimi", in.patho_small_files[i]);
-    patho.Row({in.patho[i].name, Fixed(ours.WarmMBps()), wasm.valid() ? Fixed(wasm.WarmMBps(), 2) : "-",
+    patho.Row({in.patho[i].name, Fixed(ours.WarmMBps()),
+               wasm.valid() ? Fixed(wasm.WarmMBps(), 2) : "-",
                hf.valid() ? Fixed(hf.WarmMBps(), 2) : "-",
                Ratio(ours.WarmMBps(), wasm.valid() ? wasm.WarmMBps() : -1),
                Ratio(ours.WarmMBps(), hf.valid() ? hf.WarmMBps() : -1),
@@ -237,11 +252,11 @@ int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& i
   TokenizerFlags raw_flags = flags.tokenizer;
   raw_flags.no_moonshot_chunking = true;
   auto raw = LoadTokenizer(raw_flags);
-  (*report)["nows_1mb_raw_ms"] = raw.ok() ? MeasureOurs(**raw, in.patho[0].text, one, 0).cold_ms : -1;
+  (*report)["nows_1mb_raw_ms"] =
+      raw.ok() ? MeasureOurs(**raw, in.patho[0].text, one, 0).cold_ms : -1;
 
   const std::string& biggest = in.mixed_b.back().text;
-  (*report)["peak_mb_1m_tokens"] =
-      PeakGrowthMB([&] { (void)TimeEncode(kimi, biggest, all); });
+  (*report)["peak_mb_1m_tokens"] = PeakGrowthMB([&] { (void)TimeEncode(kimi, biggest, all); });
 
   TokenizerFlags cl_flags;
   cl_flags.ranks = cl100k_ranks;
@@ -270,8 +285,10 @@ int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& i
   }
   PrintTargets(*report);
   if (!flags.json_out.empty()) std::ofstream(flags.json_out) << report->dump(2) << "\n";
-  std::error_code ec;
-  fs::remove_all(fs::path(in.mixed_a_files.front()).parent_path(), ec);
+  if (!flags.keep_inputs) {
+    std::error_code ec;
+    fs::remove_all(fs::path(in.mixed_a_files.front()).parent_path(), ec);
+  }
   return 0;
 }
 
@@ -307,12 +324,15 @@ int RunBench(const BenchFlags& flags) {
     std::vector<std::string> cl_files(in.mixed_a_files.begin() + 1, in.mixed_a_files.end());
     nlohmann::json manifest = {
         {"kimi_dir", flags.tokenizer.model.empty() ? DefaultModelDir() : flags.tokenizer.model},
-        {"cl100k_ranks", cl100k_ranks}, {"cache_dir", dir.string()}, {"repeats", flags.repeats},
-        {"jobs", {{{"peer", "tiktoken-wasm"}, {"encoding", "kimi"}, {"files", kimi_files}},
-                  {{"peer", "hf-tokenizers"}, {"encoding", "kimi"}, {"files", kimi_files}},
-                  {{"peer", "tiktoken-wasm"}, {"encoding", "cl100k_base"}, {"files", cl_files}},
-                  {{"peer", "tiktoken-node"}, {"encoding", "cl100k_base"}, {"files", cl_files}},
-                  {{"peer", "hf-tokenizers"}, {"encoding", "cl100k_base"}, {"files", cl_files}}}}};
+        {"cl100k_ranks", cl100k_ranks},
+        {"cache_dir", dir.string()},
+        {"repeats", flags.repeats},
+        {"jobs",
+         {{{"peer", "tiktoken-wasm"}, {"encoding", "kimi"}, {"files", kimi_files}},
+          {{"peer", "hf-tokenizers"}, {"encoding", "kimi"}, {"files", kimi_files}},
+          {{"peer", "tiktoken-wasm"}, {"encoding", "cl100k_base"}, {"files", cl_files}},
+          {{"peer", "tiktoken-node"}, {"encoding", "cl100k_base"}, {"files", cl_files}},
+          {{"peer", "hf-tokenizers"}, {"encoding", "cl100k_base"}, {"files", cl_files}}}}};
     peers = RunPeers(flags, manifest, dir);
   } else {
     K3_LOG(kWarning) << "peers not measured (no " << flags.peers_dir
@@ -327,9 +347,10 @@ int RunBench(const BenchFlags& flags) {
   K3_LOG(kInfo) << "measuring k3 (" << all.parallelism() << " threads)";
   nlohmann::json report = {{"threads", all.parallelism()},
                            {"vocab_load_ms", {{"first", first_load_ms}, {"best", best_load_ms}}}};
-  std::printf("\nk3 bench tokenizer: Kimi vocabulary (%zu ids), Unicode %s tables, %zu threads\n"
-              "MB/s of UTF-8 input; cold = first encode of that text, warm = best of %d more.\n\n",
-              kimi.vocab_size(), text::kUnicodeVersion, all.parallelism(), flags.repeats);
+  std::printf(
+      "\nk3 bench tokenizer: Kimi vocabulary (%zu ids), Unicode %s tables, %zu threads\n"
+      "MB/s of UTF-8 input; cold = first encode of that text, warm = best of %d more.\n\n",
+      kimi.vocab_size(), text::kUnicodeVersion, all.parallelism(), flags.repeats);
   double ratio_1t_min = 1e300, ratio_1m_all = -1;
   for (int threads_all = 0; threads_all < 2; ++threads_all) {
     const auto& docs = threads_all ? in.mixed_b : in.mixed_a;
@@ -355,9 +376,12 @@ int RunBench(const BenchFlags& flags) {
         if (!threads_all) ratio_1t_min = std::min(ratio_1t_min, r);
         if (threads_all && ours.tokens >= 1'000'000) ratio_1m_all = r;
       }
-      report["mixed"].push_back({{"doc", docs[i].name}, {"all_threads", bool(threads_all)},
-                                 {"bytes", ours.bytes}, {"tokens", ours.tokens},
-                                 {"k3_cold_mbps", ours.ColdMBps()}, {"k3_warm_mbps", ours.WarmMBps()},
+      report["mixed"].push_back({{"doc", docs[i].name},
+                                 {"all_threads", bool(threads_all)},
+                                 {"bytes", ours.bytes},
+                                 {"tokens", ours.tokens},
+                                 {"k3_cold_mbps", ours.ColdMBps()},
+                                 {"k3_warm_mbps", ours.WarmMBps()},
                                  {"wasm_warm_mbps", wasm.valid() ? wasm.WarmMBps() : -1},
                                  {"hf_warm_mbps", hf.valid() ? hf.WarmMBps() : -1}});
     }

@@ -1,13 +1,14 @@
-// k3: the one k3serve binary. `k3 --help` lists the subcommands; `k3 SUBCOMMAND --help` explains one.
+// k3: the one k3serve binary. `k3 --help` lists the subcommands; `k3 SUBCOMMAND --help` explains
+// one.
 #include <CLI/CLI.hpp>
-
 #include <map>
 
 #include "apps/k3/commands.h"
 #include "base/log.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"k3serve: a serving stack for Moonshot's Kimi models (K3, Kimi-Linear, K2/K2.5).", "k3"};
+  CLI::App app{"k3serve: a serving stack for Moonshot's Kimi models (K3, Kimi-Linear, K2/K2.5).",
+               "k3"};
   app.require_subcommand(1);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "debug, info, warning or error")->capture_default_str();

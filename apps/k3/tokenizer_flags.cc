@@ -33,8 +33,8 @@ base::Result<std::unique_ptr<text::Tokenizer>> LoadTokenizer(const TokenizerFlag
     text::TokenizerOptions options;
     if (!text::PretokenizerKindFromName(flags.pattern, &options.pretokenizer))
       return base::InvalidArgument("unknown --pattern '" + flags.pattern + "'");
-    options.moonshot_chunking = !flags.no_moonshot_chunking &&
-                                options.pretokenizer == text::PretokenizerKind::kKimi;
+    options.moonshot_chunking =
+        !flags.no_moonshot_chunking && options.pretokenizer == text::PretokenizerKind::kKimi;
     std::vector<text::SpecialToken> specials;
     for (const std::string& spec : flags.specials) {
       size_t eq = spec.rfind('=');

@@ -29,14 +29,15 @@ struct CheckVoidify {
 
 }  // namespace k3::base
 
-#define K3_CHECK(condition)                 \
-  (condition) ? (void)0                     \
-              : ::k3::base::CheckVoidify() & \
-                    ::k3::base::CheckFailure(__FILE__, __LINE__, #condition)
+#define K3_CHECK(condition) \
+  (condition)               \
+      ? (void)0             \
+      : ::k3::base::CheckVoidify() & ::k3::base::CheckFailure(__FILE__, __LINE__, #condition)
 
 #ifdef NDEBUG
 #define K3_DCHECK(condition) \
-  true ? (void)0 : ::k3::base::CheckVoidify() & ::k3::base::CheckFailure(__FILE__, __LINE__, #condition)
+  true ? (void)0             \
+       : ::k3::base::CheckVoidify() & ::k3::base::CheckFailure(__FILE__, __LINE__, #condition)
 #else
 #define K3_DCHECK(condition) K3_CHECK(condition)
 #endif

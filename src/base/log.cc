@@ -13,10 +13,14 @@ std::atomic<int> g_min_level{static_cast<int>(LogLevel::kInfo)};
 
 char LevelLetter(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return 'D';
-    case LogLevel::kInfo: return 'I';
-    case LogLevel::kWarning: return 'W';
-    case LogLevel::kError: return 'E';
+    case LogLevel::kDebug:
+      return 'D';
+    case LogLevel::kInfo:
+      return 'I';
+    case LogLevel::kWarning:
+      return 'W';
+    case LogLevel::kError:
+      return 'E';
   }
   return '?';
 }
@@ -35,11 +39,16 @@ void SetMinLogLevel(LogLevel level) { g_min_level.store(static_cast<int>(level))
 LogLevel MinLogLevel() { return static_cast<LogLevel>(g_min_level.load()); }
 
 bool ParseLogLevel(std::string_view text, LogLevel* level) {
-  if (text == "debug") *level = LogLevel::kDebug;
-  else if (text == "info") *level = LogLevel::kInfo;
-  else if (text == "warning") *level = LogLevel::kWarning;
-  else if (text == "error") *level = LogLevel::kError;
-  else return false;
+  if (text == "debug")
+    *level = LogLevel::kDebug;
+  else if (text == "info")
+    *level = LogLevel::kInfo;
+  else if (text == "warning")
+    *level = LogLevel::kWarning;
+  else if (text == "error")
+    *level = LogLevel::kError;
+  else
+    return false;
   return true;
 }
 

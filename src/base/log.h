@@ -36,8 +36,8 @@ struct LogVoidify {
 
 }  // namespace k3::base
 
-#define K3_LOG(level)                                                       \
-  (::k3::base::LogLevel::level < ::k3::base::MinLogLevel())                \
-      ? (void)0                                                             \
-      : ::k3::base::LogVoidify() &                                          \
+#define K3_LOG(level)                                       \
+  (::k3::base::LogLevel::level < ::k3::base::MinLogLevel()) \
+      ? (void)0                                             \
+      : ::k3::base::LogVoidify() &                          \
             ::k3::base::LogMessage(::k3::base::LogLevel::level, __FILE__, __LINE__)

@@ -13,7 +13,7 @@ namespace k3::base {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : data_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : data_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     K3_CHECK(!std::get<Status>(data_).ok()) << "Result constructed from an OK status";
   }

@@ -44,7 +44,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
 inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
@@ -57,8 +59,8 @@ inline Status ResourceExhausted(std::string m) {
 }  // namespace k3::base
 
 // Returns early from a function returning Status or Result<T> when `expr` is not OK.
-#define K3_RETURN_IF_ERROR(expr)                                 \
-  do {                                                           \
-    ::k3::base::Status k3_status_ = (expr);                      \
-    if (!k3_status_.ok()) return k3_status_;                     \
+#define K3_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::k3::base::Status k3_status_ = (expr);  \
+    if (!k3_status_.ok()) return k3_status_; \
   } while (false)

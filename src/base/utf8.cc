@@ -58,9 +58,15 @@ size_t DecodeUtf8(std::string_view bytes, char32_t* cp, bool* valid) {
   *valid = true;
   auto b = [&](size_t i) { return static_cast<uint8_t>(bytes[i]); };
   switch (n) {
-    case 1: *cp = b(0); break;
-    case 2: *cp = (char32_t(b(0) & 0x1F) << 6) | (b(1) & 0x3F); break;
-    case 3: *cp = (char32_t(b(0) & 0x0F) << 12) | (char32_t(b(1) & 0x3F) << 6) | (b(2) & 0x3F); break;
+    case 1:
+      *cp = b(0);
+      break;
+    case 2:
+      *cp = (char32_t(b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+      break;
+    case 3:
+      *cp = (char32_t(b(0) & 0x0F) << 12) | (char32_t(b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+      break;
     default:
       *cp = (char32_t(b(0) & 0x07) << 18) | (char32_t(b(1) & 0x3F) << 12) |
             (char32_t(b(2) & 0x3F) << 6) | (b(3) & 0x3F);

@@ -30,10 +30,13 @@ TEST(Utf8Test, RejectsOverlongsSurrogatesAndOutOfRange) {
 
 // Expected strings are what Python's bytes.decode("utf-8", "replace") returns.
 TEST(Utf8Test, ReplacementMatchesPythonMaximalSubparts) {
-  EXPECT_EQ(Utf8Replace("\xF0\x9F\x98"), "\xEF\xBF\xBD");                  // one U+FFFD
-  EXPECT_EQ(Utf8Replace("\x80\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");          // two
+  EXPECT_EQ(Utf8Replace("\xF0\x9F\x98"), "\xEF\xBF\xBD");          // one U+FFFD
+  EXPECT_EQ(Utf8Replace("\x80\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // two
   EXPECT_EQ(Utf8Replace("\xE0\x80\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-  EXPECT_EQ(Utf8Replace("a\xF0\x9F" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(Utf8Replace("a\xF0\x9F"
+                        "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(Utf8Replace("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(Utf8Replace("ok"), "ok");
 }

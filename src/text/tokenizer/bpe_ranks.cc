@@ -37,14 +37,14 @@ bool DecodeBase64(std::string_view in, std::vector<char>* out) {
       v[k] = Base64Value(c);
       if (v[k] < 0) return false;
     }
-    uint32_t triple = (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) | v[3];
+    uint32_t triple =
+        (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) | v[3];
     out->push_back(static_cast<char>(triple >> 16));
     if (padding < 2) out->push_back(static_cast<char>((triple >> 8) & 0xFF));
     if (padding < 1) out->push_back(static_cast<char>(triple & 0xFF));
   }
   return true;
 }
-
 
 std::string LineError(size_t line_no, std::string_view what) {
   return "tiktoken ranks line " + std::to_string(line_no) + ": " + std::string(what);
@@ -67,7 +67,8 @@ base::Result<BpeRanks> BpeRanks::Parse(std::string_view contents) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     size_t space = line.find(' ');
-    if (space == std::string_view::npos) return DataLoss(LineError(line_no, "expected 'base64 rank'"));
+    if (space == std::string_view::npos)
+      return DataLoss(LineError(line_no, "expected 'base64 rank'"));
     std::string_view rank_text = line.substr(space + 1);
     uint32_t rank = 0;
     auto [end, ec] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);

@@ -80,8 +80,8 @@ class BpeRanks {
   // Builds pairs_ from every split of every token into two tokens.
   void BuildPairs();
 
-  std::vector<char> bytes_;     // all token bytes, in file order
-  std::vector<Span> spans_;     // [size()] where each rank's bytes are
+  std::vector<char> bytes_;  // all token bytes, in file order
+  std::vector<Span> spans_;  // [size()] where each rank's bytes are
   // One index slot: the token's first 8 bytes (zero padded) and length are stored inline, so a
   // probe touches one cache line and tokens of <= 8 bytes (most of them) need no other read.
   struct Slot {
@@ -98,7 +98,7 @@ class BpeRanks {
     h *= 0xC4CEB9FE1A85EC53ull;
     return h ^ (h >> 33);
   }
-  base::AlignedBuffer<Slot> slots_;  // open-addressing index, power-of-two size, load <= 0.5
+  base::AlignedBuffer<Slot> slots_;       // open-addressing index, power-of-two size, load <= 0.5
   std::vector<TokenId> byte_pair_ranks_;  // [256 * 256]
   base::AlignedBuffer<PairEntry> pairs_;  // (left, right) -> merged; power-of-two size, load <= 0.6
   TokenId byte_ranks_[256];

@@ -11,14 +11,14 @@ namespace k3::text {
 
 // Bit layout of the table entries.
 enum CharClassBit : uint8_t {
-  kClassHan = 1,           // Script=Han (not Script_Extensions)
-  kClassUpperOnly = 2,     // Lu, Lt
-  kClassLowerOnly = 4,     // Ll
-  kClassOtherLetter = 8,   // Lm, Lo: in both the "upper" and the "lower" sets of the pattern
-  kClassMark = 16,         // Mn, Mc, Me
-  kClassNumber = 32,       // Nd, Nl, No
-  kClassWhiteSpace = 64,   // White_Space, the regex \s
-  kClassPyIsSpace = 128,   // Python str.isspace(): Zs, or bidi class WS, B, S
+  kClassHan = 1,          // Script=Han (not Script_Extensions)
+  kClassUpperOnly = 2,    // Lu, Lt
+  kClassLowerOnly = 4,    // Ll
+  kClassOtherLetter = 8,  // Lm, Lo: in both the "upper" and the "lower" sets of the pattern
+  kClassMark = 16,        // Mn, Mc, Me
+  kClassNumber = 32,      // Nd, Nl, No
+  kClassWhiteSpace = 64,  // White_Space, the regex \s
+  kClassPyIsSpace = 128,  // Python str.isspace(): Zs, or bidi class WS, B, S
 };
 inline constexpr uint8_t kClassLetter = kClassUpperOnly | kClassLowerOnly | kClassOtherLetter;
 

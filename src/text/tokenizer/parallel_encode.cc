@@ -22,8 +22,8 @@ struct Unit {
 
 }  // namespace
 
-void Tokenizer::EncodeParallel(std::string_view text, SpecialMode specials,
-                               base::ThreadPool* pool, std::vector<TokenId>* out) const {
+void Tokenizer::EncodeParallel(std::string_view text, SpecialMode specials, base::ThreadPool* pool,
+                               std::vector<TokenId>* out) const {
   if (text.size() < kMinParallelBytes) {
     EncodeSequential(text, specials, out);
     return;

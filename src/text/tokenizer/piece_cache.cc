@@ -11,8 +11,7 @@ PieceCache::PieceCache(size_t text_bytes) {
   mask_ = num_slots - 1;
 }
 
-void PieceCache::Insert(uint64_t hash, std::string_view piece, const TokenId* ids,
-                        size_t num_ids) {
+void PieceCache::Insert(uint64_t hash, std::string_view piece, const TokenId* ids, size_t num_ids) {
   if (ids_.size() + num_ids > kMaxCachedIds) {  // bound memory: start over
     ids_.clear();
     std::fill(slots_.begin(), slots_.end(), Slot{});

@@ -123,9 +123,9 @@ size_t MatchWhitespace(const Text& t, size_t pos) {
     if (t.IsCrLf(p)) last_crlf_end = p + 1;
     p += len;
   }
-  if (last_crlf_end) return last_crlf_end;         // \s*[\r\n]+
+  if (last_crlf_end) return last_crlf_end;              // \s*[\r\n]+
   if (p == t.size || last_char_start == pos) return p;  // \s+(?!\S), or \s+ for one char
-  return last_char_start;                          // \s+(?!\S) gives back its last character
+  return last_char_start;                               // \s+(?!\S) gives back its last character
 }
 
 // ` ?[^\s\p{L}\p{N}]+[\r\n]*` (o200k adds '/' to the tail). Returns 0 when it does not match.
@@ -219,9 +219,12 @@ bool IsAsciiLetter(uint8_t c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
 
 std::string_view PatternOf(PretokenizerKind kind) {
   switch (kind) {
-    case PretokenizerKind::kKimi: return kKimiPattern;
-    case PretokenizerKind::kO200k: return kO200kPattern;
-    case PretokenizerKind::kCl100k: return kCl100kPattern;
+    case PretokenizerKind::kKimi:
+      return kKimiPattern;
+    case PretokenizerKind::kO200k:
+      return kO200kPattern;
+    case PretokenizerKind::kCl100k:
+      return kCl100kPattern;
   }
   return {};
 }
@@ -233,19 +236,26 @@ bool PretokenizerKindFromName(std::string_view name, PretokenizerKind* kind) {
       return true;
     }
   }
-  if (name == "kimi") *kind = PretokenizerKind::kKimi;
-  else if (name == "o200k_base" || name == "o200k") *kind = PretokenizerKind::kO200k;
-  else if (name == "cl100k_base" || name == "cl100k") *kind = PretokenizerKind::kCl100k;
-  else return false;
+  if (name == "kimi")
+    *kind = PretokenizerKind::kKimi;
+  else if (name == "o200k_base" || name == "o200k")
+    *kind = PretokenizerKind::kO200k;
+  else if (name == "cl100k_base" || name == "cl100k")
+    *kind = PretokenizerKind::kCl100k;
+  else
+    return false;
   return true;
 }
 
 size_t NextPieceEnd(PretokenizerKind kind, std::string_view text, size_t pos) {
   Text t{reinterpret_cast<const uint8_t*>(text.data()), text.size()};
   switch (kind) {
-    case PretokenizerKind::kKimi: return NextO200kStyle<true>(t, pos);
-    case PretokenizerKind::kO200k: return NextO200kStyle<false>(t, pos);
-    case PretokenizerKind::kCl100k: return NextCl100k(t, pos);
+    case PretokenizerKind::kKimi:
+      return NextO200kStyle<true>(t, pos);
+    case PretokenizerKind::kO200k:
+      return NextO200kStyle<false>(t, pos);
+    case PretokenizerKind::kCl100k:
+      return NextCl100k(t, pos);
   }
   return text.size();
 }

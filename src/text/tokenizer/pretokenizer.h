@@ -1,7 +1,8 @@
 // Pre-tokenization: splits text into the pieces that byte-pair merging then encodes separately.
-// Each supported pattern is a hand-written scanner that reproduces, piece for piece, what tiktoken's
-// regex engine (leftmost-first alternation with backtracking) returns for that pattern; a regex
-// engine would be several times slower. Input must be well-formed UTF-8. Thread-safe (stateless).
+// Each supported pattern is a hand-written scanner that reproduces, piece for piece, what
+// tiktoken's regex engine (leftmost-first alternation with backtracking) returns for that pattern;
+// a regex engine would be several times slower. Input must be well-formed UTF-8. Thread-safe
+// (stateless).
 #pragma once
 
 #include <cstddef>

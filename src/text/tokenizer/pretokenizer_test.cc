@@ -48,14 +48,16 @@ TEST(PretokenizerTest, Cl100kLeadingContractionsAndLetterRuns) {
 // Every piece sequence must tile the text exactly, on any valid input.
 TEST(PretokenizerTest, PiecesTileRandomUnicode) {
   std::mt19937 rng(7);
-  const char32_t alphabet[] = {U'a', U'Z', U' ', U'\n', U'\r', U'\t', U'\'', U's', U'1', U'\u00A0',
-                               U'\u4E2D', U'\u3005', U'\u0301', U'!', U'/', U'\u017F', U'\u2028',
-                               U'\U0001F600', U'\u0660', U'\u3000', U'\u02B0', U'\u01C5'};
+  const char32_t alphabet[] = {U'a',      U'Z',      U' ',      U'\n',     U'\r',     U'\t',
+                               U'\'',     U's',      U'1',      U'\u00A0', U'\u4E2D', U'\u3005',
+                               U'\u0301', U'!',      U'/',      U'\u017F', U'\u2028', U'\U0001F600',
+                               U'\u0660', U'\u3000', U'\u02B0', U'\u01C5'};
   for (int round = 0; round < 2000; ++round) {
     std::string text;
     int length = rng() % 40;
     for (int i = 0; i < length; ++i) base::AppendUtf8(alphabet[rng() % std::size(alphabet)], &text);
-    for (auto kind : {PretokenizerKind::kKimi, PretokenizerKind::kO200k, PretokenizerKind::kCl100k}) {
+    for (auto kind :
+         {PretokenizerKind::kKimi, PretokenizerKind::kO200k, PretokenizerKind::kCl100k}) {
       std::string joined;
       for (const auto& piece : Split(kind, text)) {
         ASSERT_FALSE(piece.empty());
@@ -71,13 +73,14 @@ TEST(PretokenizerTest, PiecesTileRandomUnicode) {
 // separately cannot change anything.
 TEST(PretokenizerTest, SafeSplitPointsAreBoundaries) {
   std::mt19937 rng(11);
-  const char* atoms[] = {"a", "Z", " ", "\n", "\r", "\t", "'s", "1", "/", "!", "\u4E2D", "\u0301",
-                         "\u00A0", "x\n/"};
+  const char* atoms[] = {"a", "Z", " ", "\n",     "\r",     "\t",     "'s",
+                         "1", "/", "!", "\u4E2D", "\u0301", "\u00A0", "x\n/"};
   for (int round = 0; round < 3000; ++round) {
     std::string text;
     int length = rng() % 30;
     for (int i = 0; i < length; ++i) text += atoms[rng() % std::size(atoms)];
-    for (auto kind : {PretokenizerKind::kKimi, PretokenizerKind::kO200k, PretokenizerKind::kCl100k}) {
+    for (auto kind :
+         {PretokenizerKind::kKimi, PretokenizerKind::kO200k, PretokenizerKind::kCl100k}) {
       std::vector<bool> boundary(text.size() + 1, false);
       boundary[0] = true;
       ForEachPiece(kind, text, [&](size_t, size_t e) { boundary[e] = true; });

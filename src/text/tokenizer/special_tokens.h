@@ -56,12 +56,12 @@ class SpecialTokens {
 
   struct TrieNode {
     std::vector<std::pair<uint8_t, uint32_t>> children;  // (byte, node index), sorted by byte
-    TokenId id = kNoRank;                                 // set when a name ends here
+    TokenId id = kNoRank;                                // set when a name ends here
   };
   std::vector<SpecialToken> tokens_;
   std::unordered_map<TokenId, size_t> by_id_;
   std::unordered_map<std::string_view, TokenId> by_name_;  // views into tokens_ names
-  std::vector<TrieNode> trie_;                              // node 0 is the root
+  std::vector<TrieNode> trie_;                             // node 0 is the root
   bool starts_name_[256] = {};
 };
 

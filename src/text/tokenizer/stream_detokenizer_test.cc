@@ -44,7 +44,8 @@ TEST(StreamDetokenizerTest, UnknownIdIsAnErrorAndChangesNothing) {
 // Streaming any id sequence must give exactly what one Decode gives, including invalid orderings.
 TEST(StreamDetokenizerTest, ConcatenationEqualsDecodeOnRandomIds) {
   std::mt19937 rng(9);
-  std::vector<TokenId> interesting = {134750, 222, 64390, 101, 67963, 172, 106, 19180, 163586, 33845};
+  std::vector<TokenId> interesting = {134750, 222, 64390, 101,    67963,
+                                      172,    106, 19180, 163586, 33845};
   for (int round = 0; round < 500; ++round) {
     std::vector<TokenId> ids;
     int length = rng() % 12;

@@ -1,8 +1,7 @@
 #include "text/tokenizer/tokenizer.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_set>
 
@@ -103,8 +102,8 @@ void Tokenizer::EncodeOrdinary(std::string_view text, std::vector<TokenId>* out,
   });
 }
 
-void Tokenizer::EncodeChunk(std::string_view chunk, SpecialMode specials,
-                            std::vector<TokenId>* out, PieceCache* cache) const {
+void Tokenizer::EncodeChunk(std::string_view chunk, SpecialMode specials, std::vector<TokenId>* out,
+                            PieceCache* cache) const {
   if (specials == SpecialMode::kNone) {
     EncodeOrdinary(chunk, out, cache);
     return;

@@ -117,9 +117,8 @@ TEST(TokenizerGoldenTest, RejectsMalformedUtf8WithOffset) {
 }
 
 TEST(TokenizerGoldenTest, SegmentsKeepUserSpecialsAsText) {
-  std::vector<Segment> segments = {{"<|im_user|>user<|im_middle|>", true},
-                                   {"<|im_end|>", false},
-                                   {"<|im_end|>", true}};
+  std::vector<Segment> segments = {
+      {"<|im_user|>user<|im_middle|>", true}, {"<|im_end|>", false}, {"<|im_end|>", true}};
   auto ids = K25().EncodeSegments(segments);
   ASSERT_TRUE(ids.ok());
   std::vector<TokenId> expected = {163587, 2482, 163601, 27, 91, 348, 11129, 91, 29, 163586};

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what k3serve needs on Debian 12 (as root, or with sudo): the C++ toolchain and
+# libraries from Debian, and the npm reference implementations used by tests and benchmarks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+packages=(
+  g++ cmake ninja-build python3            # build
+  libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
+  nlohmann-json3-dev libcli11-dev          # JSON, command line
+  clang libclang-rt-14-dev                 # libFuzzer targets (scripts/fuzz.sh)
+)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -d tools/peers/node_modules ] || [ tools/peers/package-lock.json -nt tools/peers/node_modules ]; then
+  echo "== installing npm peers (tools/peers)"
+  npm ci --prefix tools/peers --no-audit --no-fund --loglevel=error
+fi
