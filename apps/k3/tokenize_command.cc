@@ -1,6 +1,9 @@
 // k3 tokenize / k3 detokenize: the tokenizer from the command line. Plain mode reads all of stdin
 // as one text; --jsonl reads one JSON string per line (for scripts and the parity tests).
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -20,8 +23,23 @@ struct TokenizeFlags {
   std::string specials = "all";
   bool count = false;
   bool jsonl = false;
+  bool report_memory = false;
   size_t threads = 0;
 };
+
+// Resident memory figures from /proc/self/status, in MB ("VmRSS", "VmHWM"); -1 if unavailable.
+double ProcStatusMB(const char* field) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  double kb = -1;
+  size_t n = std::strlen(field);
+  while (std::fgets(line, sizeof(line), f)) {
+    if (std::strncmp(line, field, n) == 0 && line[n] == ':') kb = std::atof(line + n + 1);
+  }
+  std::fclose(f);
+  return kb < 0 ? -1 : kb / 1024.0;
+}
 
 std::string ReadStdin() {
   std::ios::sync_with_stdio(false);
@@ -47,6 +65,8 @@ int RunTokenize(const TokenizeFlags& flags) {
   base::ThreadPool pool(flags.threads);
   text::EncodeOptions options{mode, &pool};
   std::string input = ReadStdin();
+  double rss_before_mb = ProcStatusMB("VmRSS");
+  if (flags.report_memory) std::ofstream("/proc/self/clear_refs") << "5";  // reset VmHWM
   std::string out;
   auto encode_one = [&](std::string_view text, int line_no) -> bool {
     std::vector<text::TokenId> ids;
@@ -81,6 +101,13 @@ int RunTokenize(const TokenizeFlags& flags) {
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
+  if (flags.report_memory) {
+    double peak_mb = ProcStatusMB("VmHWM");
+    std::fprintf(stderr,
+                 "memory: %.1f MB resident before encoding (vocabulary + input), peak %.1f MB, "
+                 "encode added %.1f MB\n",
+                 rss_before_mb, peak_mb, peak_mb - rss_before_mb);
+  }
   return 0;
 }
 
@@ -151,6 +178,8 @@ CommandFn AddTokenizeCommand(CLI::App& app) {
   app.add_flag("--count", flags->count, "Print only the number of tokens");
   app.add_flag("--jsonl", flags->jsonl,
                "Each stdin line is a JSON string; print one JSON array of ids per line");
+  app.add_flag("--report-memory", flags->report_memory,
+               "Print to stderr how much resident memory the encode added (peak over before)");
   app.add_option("--threads", flags->threads, "Encoding threads for long texts (0 = all cores)")
       ->capture_default_str();
   app.footer("Example: echo 'Hello world' | k3 tokenize --model ../shared/kimi/k3");

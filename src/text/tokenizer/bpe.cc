@@ -35,6 +35,9 @@ void BytePairEncodeSmall(const BpeRanks& ranks, std::string_view piece, std::vec
     }
     if (best == kNoRank) break;
     part[best_idx] = best;
+    // Both neighbour lookups are independent: start them together, then shift the arrays.
+    if (best_idx + 2 < num_parts) ranks.PrefetchPair(best, part[best_idx + 2]);
+    if (best_idx > 0) ranks.PrefetchPair(part[best_idx - 1], best);
     size_t tail = num_parts - best_idx - 2;  // parts after the merged pair
     std::memmove(&part[best_idx + 1], &part[best_idx + 2], tail * sizeof(TokenId));
     std::memmove(&pair[best_idx + 1], &pair[best_idx + 2], tail * sizeof(TokenId));

@@ -138,12 +138,6 @@ void BpeRanks::BuildPairs() {
   }
 }
 
-uint64_t BpeRanks::Prefix8(std::string_view bytes) {
-  uint64_t prefix = 0;
-  std::memcpy(&prefix, bytes.data(), std::min<size_t>(8, bytes.size()));
-  return prefix;
-}
-
 base::Status BpeRanks::BuildIndex() {
   size_t capacity = 16;
   while (capacity < 2 * num_tokens_) capacity *= 2;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -50,6 +51,12 @@ class BpeRanks {
   TokenId BytePairRank(uint8_t first, uint8_t second) const {
     return byte_pair_ranks_[(size_t{first} << 8) | second];
   }
+  // Starts loading the pair table slot of (left, right), so that a MergedRank soon after does not
+  // wait for memory; the table is megabytes and mostly misses the caches.
+  void PrefetchPair(TokenId left, TokenId right) const {
+    uint64_t key = (uint64_t{left} << 32) | right;
+    __builtin_prefetch(&pairs_[PairSlot(key) & (pairs_.size() - 1)]);
+  }
   // Rank of the token whose bytes are Bytes(left) + Bytes(right), or kNoRank. Exact: that
   // concatenation is a token iff (left, right) is one of its splits into two tokens, and every
   // such split is in the table. One hash probe on two integers, no byte hashing.
@@ -89,7 +96,24 @@ class BpeRanks {
     TokenId rank;  // kNoRank = empty
     uint32_t length;
   };
-  static uint64_t Prefix8(std::string_view bytes);
+  // The first 8 bytes, zero padded, little-endian; reads no byte outside `bytes`.
+  static uint64_t Prefix8(std::string_view bytes) {
+    const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+    size_t n = bytes.size();
+    if (n >= 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    if (n >= 4) {  // two overlapping 4-byte loads
+      uint32_t lo, hi;
+      std::memcpy(&lo, p, 4);
+      std::memcpy(&hi, p + n - 4, 4);
+      return lo | (uint64_t{hi} << (8 * (n - 4)));
+    }
+    if (n == 0) return 0;
+    return p[0] | (uint64_t{p[n / 2]} << (8 * (n / 2))) | (uint64_t{p[n - 1]} << (8 * (n - 1)));
+  }
   static constexpr uint64_t kHashMul = 0x9E3779B97F4A7C15ull;
   static uint64_t FinishHash(uint64_t h) {  // MurmurHash3's fmix64
     h ^= h >> 33;

@@ -160,10 +160,36 @@ size_t MatchDigits(const Text& t, size_t pos) {
   return p;
 }
 
+inline bool IsAsciiUpper(uint8_t c) { return c >= 'A' && c <= 'Z'; }
+inline bool IsAsciiLower(uint8_t c) { return c >= 'a' && c <= 'z'; }
+
+// The common case of the word alternatives, for pure ASCII: an optional one-byte prefix, [A-Z]*,
+// [a-z]*, then an ASCII byte that is not a letter (or the end). Gives the same end as the general
+// matchers: ASCII capitals are only in the "upper" set and small letters only in the "lower" set,
+// so `Upper* Lower+` needs no backtracking and falls back to `Upper+ Lower*` when there are no
+// small letters. Returns 0 when the case is not that simple (the general path then decides).
+size_t MatchAsciiWord(const Text& t, size_t pos) {
+  const uint8_t* d = t.data;
+  size_t p = pos;
+  uint8_t c = d[p];
+  if (!IsAsciiUpper(c) && !IsAsciiLower(c)) {
+    bool prefix_ok = c < 0x80 && !(c >= '0' && c <= '9') && c != '\r' && c != '\n';
+    if (!prefix_ok || p + 1 >= t.size || !(IsAsciiUpper(d[p + 1]) || IsAsciiLower(d[p + 1])))
+      return 0;
+    ++p;
+  }
+  while (p < t.size && IsAsciiUpper(d[p])) ++p;
+  size_t upper_end = p;
+  while (p < t.size && IsAsciiLower(d[p])) ++p;
+  if (p < t.size && d[p] >= 0x80) return 0;  // a non-ASCII letter or mark may continue the word
+  return MatchContraction(t, p == upper_end ? upper_end : p);
+}
+
 // Kimi (kHan = true) and o200k (kHan = false): the alternatives tried in their regex order.
 template <bool kHan>
 size_t NextO200kStyle(const Text& t, size_t pos) {
   using Sets = WordSets<kHan>;
+  if (size_t end = MatchAsciiWord(t, pos)) return end;
   uint8_t bits;
   size_t first_len = t.At(pos, &bits);
   if (kHan && (bits & kClassHan)) {  // [\p{Han}]+

@@ -3,6 +3,8 @@
 // chunking. See ../shared/goldens/README.md for how each file was made.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "base/utf8.h"
 #include "testing/paths.h"
 #include "text/tokenizer/moonshot_chunking.h"
@@ -123,6 +125,34 @@ TEST(TokenizerGoldenTest, SegmentsKeepUserSpecialsAsText) {
   ASSERT_TRUE(ids.ok());
   std::vector<TokenId> expected = {163587, 2482, 163601, 27, 91, 348, 11129, 91, 29, 163586};
   EXPECT_EQ(*ids, expected);
+}
+
+}  // namespace
+}  // namespace k3::text
+
+namespace k3::text {
+namespace {
+
+// The parallel path must give exactly the sequential ids, with special tokens, long runs and
+// Moonshot cuts falling anywhere relative to its work units.
+TEST(TokenizerParallelTest, SameIdsAsSequentialOnLongMixedText) {
+  std::mt19937 rng(23);
+  const char* atoms[] = {"Hello",  " world",     "\n",    "\n\n",       "  ",
+                         "你好",   "<|im_end|>", "1234",  "'s",         "getUserName",
+                         "\u00A0", "\r\n",       "/*x*/", "\U0001F600", "<|im_user|"};
+  std::string text;
+  while (text.size() < 700'000) {
+    if (rng() % 500 == 0) text += std::string(30'000, 'z');  // a Moonshot 25K-run cut
+    text += atoms[rng() % std::size(atoms)];
+  }
+  base::ThreadPool pool(3);
+  for (SpecialMode mode : {SpecialMode::kAll, SpecialMode::kNone}) {
+    std::vector<TokenId> sequential, parallel;
+    ASSERT_TRUE(K25().Encode(text, EncodeOptions{mode, nullptr}, &sequential).ok());
+    ASSERT_TRUE(K25().Encode(text, EncodeOptions{mode, &pool}, &parallel).ok());
+    ASSERT_EQ(parallel, sequential);
+    EXPECT_EQ(*K25().Decode(sequential), text);
+  }
 }
 
 }  // namespace
