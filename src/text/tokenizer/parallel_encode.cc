@@ -1,7 +1,9 @@
 // Tokenizer::EncodeParallel: long texts are cut into units that encode independently to exactly
-// the ids of the whole: Moonshot chunk ends and special tokens are cuts already, and long ordinary
-// runs are cut only at positions IsSafeSplitPoint proves to be piece boundaries. Units are encoded
-// on the pool, then concatenated in order. Extra memory: one copy of the ids.
+// the ids of the whole. Moonshot chunk ends are cuts already; inside a chunk, units end only at
+// positions IsSafeSplitPoint proves to be piece boundaries. A special-token string cannot straddle
+// such a position when no special name contains ' ', '\r' or '\n' (true for every Kimi and OpenAI
+// table), so each unit also finds its own specials; otherwise chunks are not cut further. Units
+// are encoded on the pool, then concatenated in order. Extra memory: one copy of the ids.
 #include <algorithm>
 
 #include "text/tokenizer/tokenizer.h"
@@ -13,11 +15,9 @@ constexpr size_t kMinParallelBytes = 256 * 1024;
 constexpr size_t kMinUnitBytes = 32 * 1024;
 constexpr size_t kMaxSafePointSearch = 64 * 1024;
 
-// A unit of work: ordinary text [begin, end), or a lone special id.
 struct Unit {
   size_t begin;
   size_t end;
-  TokenId special;  // kNoRank for ordinary text
 };
 
 }  // namespace
@@ -29,47 +29,30 @@ void Tokenizer::EncodeParallel(std::string_view text, SpecialMode specials, base
     return;
   }
   const size_t target = std::max(kMinUnitBytes, text.size() / (pool->parallelism() * 8));
+  const bool cut_inside_chunks =
+      specials == SpecialMode::kNone || !specials_.AnyNameContainsAnyOf(" \r\n");
   std::vector<Unit> units;
-  auto add_ordinary = [&](size_t begin, size_t end) {
-    while (end - begin > target) {
+  size_t begin = 0;
+  for (size_t chunk_end : ChunkEnds(text)) {
+    while (cut_inside_chunks && chunk_end - begin > target) {
       size_t cut = 0;
-      size_t limit = std::min(end, begin + target + kMaxSafePointSearch);
-      for (size_t pos = begin + target; pos < limit; ++pos) {
-        if (IsSafeSplitPoint(options_.pretokenizer, text, pos)) {
-          cut = pos;
-          break;
-        }
+      size_t limit = std::min(chunk_end, begin + target + kMaxSafePointSearch);
+      for (size_t pos = begin + target; pos < limit && !cut; ++pos) {
+        if (IsSafeSplitPoint(options_.pretokenizer, text, pos)) cut = pos;
       }
       if (!cut) break;
-      units.push_back({begin, cut, kNoRank});
+      units.push_back({begin, cut});
       begin = cut;
     }
-    if (end > begin) units.push_back({begin, end, kNoRank});
-  };
-  size_t chunk_begin = 0;
-  for (size_t chunk_end : ChunkEnds(text)) {
-    std::string_view chunk = text.substr(0, chunk_end);  // offsets stay absolute
-    size_t pos = chunk_begin;
-    if (specials == SpecialMode::kAll) {
-      while (auto match = specials_.FindNext(chunk, pos)) {
-        add_ordinary(pos, match->begin);
-        units.push_back({match->begin, match->end, match->id});
-        pos = match->end;
-      }
-    }
-    add_ordinary(pos, chunk_end);
-    chunk_begin = chunk_end;
+    units.push_back({begin, chunk_end});
+    begin = chunk_end;
   }
   std::vector<std::vector<TokenId>> results(units.size());
   pool->ParallelFor(units.size(), [&](size_t i) {
-    const Unit& unit = units[i];
-    if (unit.special != kNoRank) {
-      results[i].push_back(unit.special);
-    } else {
-      results[i].reserve((unit.end - unit.begin) / 3);
-      PieceCache cache(unit.end - unit.begin);
-      EncodeOrdinary(text.substr(unit.begin, unit.end - unit.begin), &results[i], &cache);
-    }
+    std::string_view unit = text.substr(units[i].begin, units[i].end - units[i].begin);
+    results[i].reserve(unit.size() / 3);
+    PieceCache cache(unit.size());
+    EncodeChunk(unit, specials, &results[i], &cache);
   });
   size_t total = out->size();
   for (const auto& r : results) total += r.size();

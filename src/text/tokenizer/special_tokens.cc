@@ -44,6 +44,13 @@ std::optional<TokenId> SpecialTokens::IdOf(std::string_view name) const {
   return it->second;
 }
 
+bool SpecialTokens::AnyNameContainsAnyOf(std::string_view bytes) const {
+  for (const auto& token : tokens_) {
+    if (token.name.find_first_of(bytes) != std::string::npos) return true;
+  }
+  return false;
+}
+
 size_t SpecialTokens::MatchAt(std::string_view text, size_t pos, TokenId* id) const {
   uint32_t node = 0;
   size_t best = 0;

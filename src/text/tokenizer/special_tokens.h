@@ -44,6 +44,8 @@ class SpecialTokens {
   // The id of exactly this name.
   std::optional<TokenId> IdOf(std::string_view name) const;
   bool empty() const { return tokens_.empty(); }
+  // True when some name contains one of these bytes.
+  bool AnyNameContainsAnyOf(std::string_view bytes) const;
 
   // The leftmost special-token string in text at or after `from` (the longest one if several
   // start there), or nullopt. Cost: one table probe per byte plus a trie walk at bytes that can

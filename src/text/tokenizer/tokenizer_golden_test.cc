@@ -3,6 +3,7 @@
 // chunking. See ../shared/goldens/README.md for how each file was made.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "base/utf8.h"
@@ -153,6 +154,31 @@ TEST(TokenizerParallelTest, SameIdsAsSequentialOnLongMixedText) {
     ASSERT_EQ(parallel, sequential);
     EXPECT_EQ(*K25().Decode(sequential), text);
   }
+}
+
+}  // namespace
+}  // namespace k3::text
+
+namespace k3::text {
+namespace {
+
+// A special name with a space could straddle a safe split point; the parallel path must then keep
+// chunks whole and still agree with the sequential one.
+TEST(TokenizerParallelTest, SpecialNamesWithSpacesStayWhole) {
+  std::string ranks = testing::ReadFileOrDie(testing::SharedDir() + "/kimi/k25/tiktoken.model");
+  TokenizerOptions options;
+  options.moonshot_chunking = false;
+  auto tokenizer = Tokenizer::FromTiktoken(ranks, {{"hello world", 200000, true}}, options);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
+  std::string text;
+  for (int i = 0; text.size() < 600'000; ++i) text += i % 3 ? "say hello world\n" : "hello ";
+  base::ThreadPool pool(2);
+  std::vector<TokenId> sequential, parallel;
+  ASSERT_TRUE(
+      (*tokenizer)->Encode(text, EncodeOptions{SpecialMode::kAll, nullptr}, &sequential).ok());
+  ASSERT_TRUE((*tokenizer)->Encode(text, EncodeOptions{SpecialMode::kAll, &pool}, &parallel).ok());
+  EXPECT_EQ(parallel, sequential);
+  EXPECT_NE(std::find(sequential.begin(), sequential.end(), 200000u), sequential.end());
 }
 
 }  // namespace
