@@ -59,6 +59,21 @@ std::vector<std::string> CppHeaders() {
   return out;
 }
 
+// English prose that every Debian machine has: the common licence texts.
+std::vector<std::string> LicenseTexts() {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/usr/share/common-licenses", ec)) {
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> out;
+  for (const auto& file : files) {
+    for (auto& p : Paragraphs(ReadAll(file), 2000)) out.push_back(std::move(p));
+  }
+  return out;
+}
+
 uint64_t SplitMix(uint64_t* state) {
   uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -79,16 +94,18 @@ MixedTextSource::MixedTextSource(const std::string& shared_dir, uint64_t seed) :
   }
   pools_.push_back(std::move(specs));
   pools_.push_back(CppHeaders());
+  pools_.push_back(LicenseTexts());
   for (auto& pool : pools_) std::reverse(pool.begin(), pool.end());  // consume in file order
 }
 
 std::string MixedTextSource::Next() {
-  // Real sources in turn; every fifth paragraph (and any turn on an empty pool) is synthetic.
-  size_t slots = pools_.size() + 1;
-  size_t slot = turn_++ % slots;
-  if (slot < pools_.size() && !pools_[slot].empty()) {
-    std::string paragraph = std::move(pools_[slot].back());
-    pools_[slot].pop_back();
+  // Real sources in turn, skipping exhausted ones; every eighth paragraph is synthetic.
+  if (turn_++ % 8 == 7) return NextSynthetic();
+  for (size_t tries = 0; tries < pools_.size(); ++tries) {
+    auto& pool = pools_[next_pool_++ % pools_.size()];
+    if (pool.empty()) continue;
+    std::string paragraph = std::move(pool.back());
+    pool.pop_back();
     return paragraph;
   }
   return NextSynthetic();

@@ -2,6 +2,8 @@
 // scripts, emoji) drawn without repetition from the shared data, the C++ standard headers on this
 // machine and a seeded multilingual generator; and a pathological set (long runs with no
 // whitespace, digits, punctuation, CJK, emoji). Deterministic for a given machine image.
+// Sources: ShareGPT chats, the shared specs and goldens, the C++ standard headers and Debian's
+// licence texts, with one paragraph in eight from a seeded multilingual generator.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +25,7 @@ class MixedTextSource {
   std::string NextSynthetic();
   std::vector<std::vector<std::string>> pools_;  // per source, consumed from the back
   size_t turn_ = 0;
+  size_t next_pool_ = 0;
   uint64_t rng_state_;
 };
 

@@ -8,7 +8,20 @@
 namespace k3::text {
 namespace {
 
-constexpr size_t kSmallPieceBytes = 64;
+// Up to kMaxSmallPieceBytes the quadratic scan beats the tree (measured: pieces are mostly short).
+constexpr size_t kSmallPieceBytes = kMaxSmallPieceBytes;
+
+// Per-thread buffers for the tree algorithm, reused across pieces; trimmed after huge pieces so a
+// thread does not keep tens of megabytes.
+struct TreeScratch {
+  std::vector<TokenId> part;
+  std::vector<uint32_t> next, prev;
+  std::vector<uint64_t> tree;
+  void Trim() {
+    constexpr size_t kKeepLeaves = 1 << 16;
+    if (tree.size() > 2 * kKeepLeaves) *this = TreeScratch{};
+  }
+};
 
 }  // namespace
 
@@ -59,11 +72,17 @@ void BytePairEncodeTree(const BpeRanks& ranks, std::string_view piece, std::vect
   constexpr uint32_t kNone = UINT32_MAX;
   constexpr uint64_t kEmpty = UINT64_MAX;
   const auto* bytes = reinterpret_cast<const uint8_t*>(piece.data());
-  std::vector<TokenId> part(n);
-  std::vector<uint32_t> next(n), prev(n);
+  thread_local TreeScratch scratch;
+  std::vector<TokenId>& part = scratch.part;
+  std::vector<uint32_t>& next = scratch.next;
+  std::vector<uint32_t>& prev = scratch.prev;
+  std::vector<uint64_t>& tree = scratch.tree;  // tree[1] is the root; leaf i at leaves + i
+  part.resize(n);
+  next.resize(n);
+  prev.resize(n);
   size_t leaves = 1;
   while (leaves < n) leaves *= 2;
-  std::vector<uint64_t> tree(2 * leaves, kEmpty);  // tree[1] is the root; leaf i at leaves + i
+  tree.assign(2 * leaves, kEmpty);
   for (uint32_t i = 0; i < n; ++i) {
     part[i] = ranks.ByteRank(bytes[i]);
     next[i] = i + 1 < n ? i + 1 : kNone;
@@ -99,6 +118,7 @@ void BytePairEncodeTree(const BpeRanks& ranks, std::string_view piece, std::vect
     if (prev[left] != kNone) set_leaf(prev[left], pair_key(prev[left]));
   }
   for (uint32_t i = 0; i != kNone; i = next[i]) out->push_back(part[i]);
+  scratch.Trim();
 }
 
 void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out,

@@ -17,7 +17,9 @@ namespace k3::text {
 void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out,
                     PieceCache* cache = nullptr);
 
-// The two algorithms, exposed so tests can check they agree on any input.
+// The two algorithms, exposed so tests can check they agree on any input. The small one takes
+// pieces of 2..kMaxSmallPieceBytes bytes; the tree one any length >= 2.
+inline constexpr size_t kMaxSmallPieceBytes = 24;
 void BytePairEncodeSmall(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out);
 void BytePairEncodeTree(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out);
 

@@ -67,11 +67,13 @@ TEST(BpeTest, SmallTreeAndNaiveAgreeOnRandomPieces) {
     size_t length = 2 + rng() % 60;
     for (size_t i = 0; i < length; ++i) piece += alphabet[rng() % alphabet.size()];
     std::vector<TokenId> small, tree;
-    BytePairEncodeSmall(ranks, piece, &small);
     BytePairEncodeTree(ranks, piece, &tree);
-    ASSERT_EQ(small, tree) << piece;
+    if (piece.size() <= kMaxSmallPieceBytes) {
+      BytePairEncodeSmall(ranks, piece, &small);
+      ASSERT_EQ(small, tree) << piece;
+    }
     if (round % 10 == 0) {
-      ASSERT_EQ(small, NaiveMerge(ranks, piece)) << piece;
+      ASSERT_EQ(tree, NaiveMerge(ranks, piece)) << piece;
     }
   }
 }

@@ -72,3 +72,34 @@ TEST(MoonshotChunkingTest, ShortTextIsOneChunkAndEmptyIsNone) {
 
 }  // namespace
 }  // namespace k3::text
+
+namespace k3::text {
+namespace {
+
+// With the real limits the fast path (word-at-a-time run bounds) decides most windows; it must
+// agree with the reference on long texts with runs just under and over 25,000 characters.
+TEST(MoonshotChunkingTest, RealLimitsOnLongTexts) {
+  std::mt19937 rng(29);
+  const char32_t fill[] = {U'a', U' ', U'\u4E2D', U'\u3000', U'\n', U'\u001F', U'\u00E9'};
+  for (int round = 0; round < 12; ++round) {
+    std::u32string cps;
+    while (cps.size() < 900'000) {
+      size_t run = rng() % 4 == 0 ? 24'990 + rng() % 20 : 1 + rng() % 12;
+      cps.append(run, fill[rng() % std::size(fill)]);
+      cps.push_back(rng() % 2 ? U' ' : U'b');
+    }
+    std::string text;
+    std::vector<size_t> byte_offset = {0};
+    for (char32_t c : cps) {
+      base::AppendUtf8(c, &text);
+      byte_offset.push_back(text.size());
+    }
+    std::vector<size_t> expected;
+    for (size_t cp_end : ReferenceChunkEnds(cps, kMoonshotMaxEncodeChars, kMoonshotMaxRunChars))
+      expected.push_back(byte_offset[cp_end]);
+    ASSERT_EQ(MoonshotChunkEnds(text), expected) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace k3::text
