@@ -160,36 +160,85 @@ size_t MatchDigits(const Text& t, size_t pos) {
   return p;
 }
 
-inline bool IsAsciiUpper(uint8_t c) { return c >= 'A' && c <= 'Z'; }
-inline bool IsAsciiLower(uint8_t c) { return c >= 'a' && c <= 'z'; }
+// ASCII character kinds for the fast path. kPunct is every ASCII byte that is not a letter, a
+// digit or White_Space (so 0x1C..0x1F, which Python calls spaces, are punctuation here).
+enum AsciiKind : uint8_t { kUpper, kLower, kDigit, kSpace, kPunct, kNonAscii };
 
-// The common case of the word alternatives, for pure ASCII: an optional one-byte prefix, [A-Z]*,
-// [a-z]*, then an ASCII byte that is not a letter (or the end). Gives the same end as the general
-// matchers: ASCII capitals are only in the "upper" set and small letters only in the "lower" set,
-// so `Upper* Lower+` needs no backtracking and falls back to `Upper+ Lower*` when there are no
-// small letters. Returns 0 when the case is not that simple (the general path then decides).
-size_t MatchAsciiWord(const Text& t, size_t pos) {
-  const uint8_t* d = t.data;
-  size_t p = pos;
-  uint8_t c = d[p];
-  if (!IsAsciiUpper(c) && !IsAsciiLower(c)) {
-    bool prefix_ok = c < 0x80 && !(c >= '0' && c <= '9') && c != '\r' && c != '\n';
-    if (!prefix_ok || p + 1 >= t.size || !(IsAsciiUpper(d[p + 1]) || IsAsciiLower(d[p + 1])))
-      return 0;
-    ++p;
+constexpr AsciiKind AsciiKindOf(uint8_t c) {
+  if (c >= 0x80) return kNonAscii;
+  if (c >= 'A' && c <= 'Z') return kUpper;
+  if (c >= 'a' && c <= 'z') return kLower;
+  if (c >= '0' && c <= '9') return kDigit;
+  if (c == ' ' || (c >= '\t' && c <= '\r')) return kSpace;
+  return kPunct;
+}
+struct AsciiKinds {
+  AsciiKind kind[256];
+  constexpr AsciiKinds() : kind() {
+    for (int c = 0; c < 256; ++c) kind[c] = AsciiKindOf(static_cast<uint8_t>(c));
   }
-  while (p < t.size && IsAsciiUpper(d[p])) ++p;
+};
+constexpr AsciiKinds kAscii;
+
+inline bool IsLetterKind(AsciiKind k) { return k == kUpper || k == kLower; }
+
+// `P? [A-Z]* [a-z]*` from pos where the word starts at `word` (pos or pos + 1 after a prefix):
+// ASCII capitals are only in the "upper" set and small letters only in the "lower" set, so
+// `Upper* Lower+` needs no backtracking and falls back to `Upper+ Lower*` when there are no small
+// letters. Returns 0 when a non-ASCII byte follows (it may be a letter or mark of the word).
+size_t MatchAsciiWordFrom(const Text& t, size_t word) {
+  const uint8_t* d = t.data;
+  size_t p = word;
+  while (p < t.size && kAscii.kind[d[p]] == kUpper) ++p;
   size_t upper_end = p;
-  while (p < t.size && IsAsciiLower(d[p])) ++p;
-  if (p < t.size && d[p] >= 0x80) return 0;  // a non-ASCII letter or mark may continue the word
+  while (p < t.size && kAscii.kind[d[p]] == kLower) ++p;
+  if (p < t.size && d[p] >= 0x80) return 0;
   return MatchContraction(t, p == upper_end ? upper_end : p);
+}
+
+// The regex alternatives for text that is ASCII around pos, in their order: words (with an
+// optional prefix), 1-3 digits, punctuation runs (with an optional leading space), whitespace.
+// Gives exactly the general matchers' answer, or 0 ("not decidable from ASCII alone") whenever a
+// non-ASCII byte could change it: a letter, mark, digit, symbol or space beyond ASCII.
+template <bool kSlashInTail>
+size_t MatchAscii(const Text& t, size_t pos) {
+  const uint8_t* d = t.data;
+  AsciiKind k0 = kAscii.kind[d[pos]];
+  if (k0 == kNonAscii) return 0;
+  if (IsLetterKind(k0)) return MatchAsciiWordFrom(t, pos);
+  AsciiKind k1 = pos + 1 < t.size ? kAscii.kind[d[pos + 1]] : kSpace;  // kSpace: nothing follows
+  if (k1 == kNonAscii) return 0;
+  bool crlf = d[pos] == '\r' || d[pos] == '\n';
+  if (k0 != kDigit && !crlf && IsLetterKind(k1) && pos + 1 < t.size)
+    return MatchAsciiWordFrom(t, pos + 1);
+  size_t p = pos;
+  if (k0 == kDigit) {
+    while (p < t.size && p < pos + 3 && kAscii.kind[d[p]] == kDigit) ++p;
+    return p < pos + 3 && p < t.size && d[p] >= 0x80 ? 0 : p;
+  }
+  if (k0 == kPunct || (d[pos] == ' ' && k1 == kPunct && pos + 1 < t.size)) {
+    p = k0 == kPunct ? pos : pos + 1;
+    while (p < t.size && kAscii.kind[d[p]] == kPunct) ++p;
+    if (p < t.size && d[p] >= 0x80) return 0;
+    while (p < t.size && (d[p] == '\r' || d[p] == '\n' || (kSlashInTail && d[p] == '/'))) ++p;
+    return p;
+  }
+  size_t last_crlf_end = 0;  // whitespace: `\s*[\r\n]+|\s+(?!\S)|\s+`
+  for (; p < t.size && kAscii.kind[d[p]] == kSpace; ++p) {
+    if (d[p] == '\r' || d[p] == '\n') last_crlf_end = p + 1;
+  }
+  if (p < t.size && d[p] >= 0x80) return 0;
+  if (last_crlf_end) return last_crlf_end;
+  return p == t.size || p == pos + 1 ? p : p - 1;
 }
 
 // Kimi (kHan = true) and o200k (kHan = false): the alternatives tried in their regex order.
 template <bool kHan>
-size_t NextO200kStyle(const Text& t, size_t pos) {
+size_t NextO200kStyle(const Text& t, size_t pos, bool ascii_fast_path = true) {
   using Sets = WordSets<kHan>;
-  if (size_t end = MatchAsciiWord(t, pos)) return end;
+  if (ascii_fast_path) {
+    if (size_t end = MatchAscii<!kHan>(t, pos)) return end;
+  }
   uint8_t bits;
   size_t first_len = t.At(pos, &bits);
   if (kHan && (bits & kClassHan)) {  // [\p{Han}]+
@@ -253,6 +302,19 @@ std::string_view PatternOf(PretokenizerKind kind) {
       return kCl100kPattern;
   }
   return {};
+}
+
+size_t NextPieceEndWithoutFastPath(PretokenizerKind kind, std::string_view text, size_t pos) {
+  Text t{reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+  switch (kind) {
+    case PretokenizerKind::kKimi:
+      return NextO200kStyle<true>(t, pos, false);
+    case PretokenizerKind::kO200k:
+      return NextO200kStyle<false>(t, pos, false);
+    case PretokenizerKind::kCl100k:
+      return NextCl100k(t, pos);
+  }
+  return text.size();
 }
 
 bool PretokenizerKindFromName(std::string_view name, PretokenizerKind* kind) {

@@ -25,6 +25,9 @@ bool PretokenizerKindFromName(std::string_view name_or_pattern, PretokenizerKind
 // Returns the end (exclusive byte offset) of the piece starting at `pos` < text.size().
 size_t NextPieceEnd(PretokenizerKind kind, std::string_view text, size_t pos);
 
+// The same without the ASCII fast path: only the general matchers. For differential tests.
+size_t NextPieceEndWithoutFastPath(PretokenizerKind kind, std::string_view text, size_t pos);
+
 // Calls on_piece(begin, end) for every piece of `text`, in order.
 template <typename OnPiece>
 void ForEachPiece(PretokenizerKind kind, std::string_view text, OnPiece&& on_piece) {

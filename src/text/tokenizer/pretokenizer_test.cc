@@ -93,6 +93,28 @@ TEST(PretokenizerTest, SafeSplitPointsAreBoundaries) {
   }
 }
 
+// The ASCII fast path must agree with the general matchers everywhere, in particular where ASCII
+// meets letters, marks, digits, symbols and spaces beyond ASCII.
+TEST(PretokenizerTest, AsciiFastPathMatchesGeneralMatchers) {
+  std::mt19937 rng(31);
+  const char* atoms[] = {"a",      "Z",      "q",      "'",      "s",         "T",
+                         "1",      "7",      " ",      "\t",     "\n",        "\r",
+                         "!",      "/",      "_",      "\x1f",   "\x7f",      "-",
+                         "<",      "\u00e9", "\u0301", "\u00a0", "\u0663",    "\u2192",
+                         "\u4e2d", "\u3000", "\u017f", "\u02b0", "\U0001F600"};
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    int length = 1 + rng() % 16;
+    for (int i = 0; i < length; ++i) text += atoms[rng() % std::size(atoms)];
+    for (auto kind : {PretokenizerKind::kKimi, PretokenizerKind::kO200k}) {
+      for (size_t pos = 0; pos < text.size(); pos = NextPieceEnd(kind, text, pos)) {
+        ASSERT_EQ(NextPieceEnd(kind, text, pos), NextPieceEndWithoutFastPath(kind, text, pos))
+            << "text '" << text << "' at " << pos << " kind " << static_cast<int>(kind);
+      }
+    }
+  }
+}
+
 TEST(PretokenizerTest, KindFromNameOrPattern) {
   PretokenizerKind kind;
   ASSERT_TRUE(PretokenizerKindFromName("cl100k_base", &kind));
