@@ -113,6 +113,9 @@ void BytePairEncodeTree(const BpeRanks& ranks, std::string_view piece, std::vect
     part[left] = static_cast<TokenId>(key >> 32);
     next[left] = next[right];
     if (next[right] != kNone) prev[next[right]] = left;
+    // The two new pairs are looked up in a table that misses the caches: start both loads first.
+    if (next[left] != kNone) ranks.PrefetchPair(part[left], part[next[left]]);
+    if (prev[left] != kNone) ranks.PrefetchPair(part[prev[left]], part[left]);
     set_leaf(right, kEmpty);
     set_leaf(left, pair_key(left));
     if (prev[left] != kNone) set_leaf(prev[left], pair_key(prev[left]));
