@@ -27,7 +27,7 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 // Names of the 256 ids after the ranks, from tokenizer_config.json's added_tokens_decoder.
-Result<std::vector<SpecialToken>> KimiSpecials(const std::string& config_text, TokenId first_id) {
+Result<std::vector<SpecialToken>> KimiSpecials(std::string_view config_text, TokenId first_id) {
   nlohmann::json config = nlohmann::json::parse(config_text, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded() || !config.is_object())
     return base::DataLoss("tokenizer_config.json is not a JSON object");
@@ -49,6 +49,12 @@ Result<std::vector<SpecialToken>> KimiSpecials(const std::string& config_text, T
       }
     }
     specials.push_back(std::move(token));
+  }
+  std::unordered_set<std::string_view> names;
+  for (const auto& token : specials) {
+    if (!names.insert(token.name).second)
+      return base::DataLoss("tokenizer_config.json: special token name '" + token.name +
+                            "' is used twice");
   }
   return specials;
 }
@@ -83,14 +89,23 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromTiktoken(std::string_view rank
 Result<std::unique_ptr<Tokenizer>> Tokenizer::FromKimiDirectory(const std::string& dir,
                                                                 TokenizerOptions options) {
   K3_ASSIGN_OR_RETURN(std::string ranks_text, ReadFile(dir + "/tiktoken.model"));
-  K3_ASSIGN_OR_RETURN(BpeRanks ranks, BpeRanks::Parse(ranks_text));
-  std::string config_text = "{}";
+  std::string config_text;
   if (auto config = ReadFile(dir + "/tokenizer_config.json"); config.ok()) {
     config_text = std::move(*config);
   }
+  return FromKimiFiles(ranks_text, config_text, options);
+}
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::FromKimiFiles(std::string_view ranks_contents,
+                                                            std::string_view config_json,
+                                                            TokenizerOptions options) {
+  K3_ASSIGN_OR_RETURN(BpeRanks ranks, BpeRanks::Parse(ranks_contents));
   // tokenization_kimi.py numbers the specials from len(mergeable_ranks).
   auto first_special = static_cast<TokenId>(ranks.num_tokens());
-  K3_ASSIGN_OR_RETURN(auto specials, KimiSpecials(config_text, first_special));
+  if (first_special != ranks.size())
+    return base::DataLoss("tiktoken ranks have gaps; Kimi numbers its specials after the ranks");
+  K3_ASSIGN_OR_RETURN(auto specials,
+                      KimiSpecials(config_json.empty() ? "{}" : config_json, first_special));
   return std::unique_ptr<Tokenizer>(
       new Tokenizer(std::move(ranks), SpecialTokens(std::move(specials)), options));
 }

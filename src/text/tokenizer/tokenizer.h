@@ -51,6 +51,10 @@ class Tokenizer {
   // `options` default to the Kimi pattern with Moonshot's chunking.
   static base::Result<std::unique_ptr<Tokenizer>> FromKimiDirectory(const std::string& dir,
                                                                     TokenizerOptions options = {});
+  // The same from the two files' contents (an empty config names no specials).
+  static base::Result<std::unique_ptr<Tokenizer>> FromKimiFiles(std::string_view ranks_contents,
+                                                                std::string_view config_json,
+                                                                TokenizerOptions options = {});
   // Builds from a ranks file's contents and an explicit special-token table.
   static base::Result<std::unique_ptr<Tokenizer>> FromTiktoken(std::string_view ranks_contents,
                                                                std::vector<SpecialToken> specials,

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (CMake preset `fuzz`: clang, ASan+UBSan, K3_FUZZ=ON) and runs each
+# for a bounded time. Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 20)
+#
+# Assumes a Debian 12 machine with the normal build dependencies (cmake >= 3.25, ninja,
+# libgtest-dev, nlohmann-json3-dev) plus clang-14 and libclang-rt-14-dev (libFuzzer and the
+# sanitizer runtimes). Uses `clang++`, or `clang++-14` when only the versioned name is installed.
+# Environment: K3_SHARED_DIR (reference data, default ../shared), K3_FUZZ_JOBS (build parallelism,
+# default nproc), K3_FUZZ_TIMEOUT (seconds one input may take before it counts as a hang,
+# default 25).
+#
+# Prints one line per target: PASS with runs, executions per second and coverage, or FAIL with
+# the crashing input's path and the log; exits 1 when any target failed.
+set -euo pipefail
+
+seconds="${1:-20}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+build="$root/build/fuzz"
+shared="${K3_SHARED_DIR:-$root/../shared}"
+export K3_SHARED_DIR="$shared"
+
+configure_args=()
+if ! command -v clang++ >/dev/null && command -v clang++-14 >/dev/null; then
+  configure_args+=(-DCMAKE_CXX_COMPILER=clang++-14)
+fi
+cmake --preset fuzz "${configure_args[@]}" >/dev/null
+cmake --build "$build" -j "${K3_FUZZ_JOBS:-$(nproc)}"
+
+# Seed corpora from the goldens (regenerated each run; the working corpora persist in build/).
+rm -rf "$build/fuzz-seeds"
+"$build/fuzz/make_fuzz_seeds" "$shared" "$build/fuzz-seeds"
+mkdir -p "$build/fuzz-seeds/tokenizer_config_fuzzer"
+for model in k2 k25 k3; do
+  cp "$shared/kimi/$model/tokenizer_config.json" "$build/fuzz-seeds/tokenizer_config_fuzzer/$model.json"
+done
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
+         tokenizer_config_fuzzer)
+failed=0
+for target in "${targets[@]}"; do
+  corpus="$build/fuzz-corpus/$target"
+  artifacts="$build/fuzz-artifacts/$target"
+  log="$build/fuzz-logs/$target.log"
+  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
+  extra=()
+  case "$target" in
+    tokenizer_encode_fuzzer | tiktoken_ranks_fuzzer)
+      extra+=(-dict="$build/fuzz-seeds/specials.dict") ;;
+  esac
+  status=0
+  "$build/fuzz/$target" "$corpus" "$build/fuzz-seeds/$target" "${extra[@]}" \
+    -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 \
+    -timeout="${K3_FUZZ_TIMEOUT:-25}" -artifact_prefix="$artifacts/" -print_final_stats=1 \
+    >"$log" 2>&1 || status=$?
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+  speed="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
+  cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)"
+  if [[ $status -eq 0 ]]; then
+    printf 'PASS %-24s %8s runs %6s exec/s  cov %s\n' \
+      "$target" "${runs:-?}" "${speed:-?}" "${cov:-?}"
+  else
+    failed=1
+    crash="$(sed -n 's/.*Test unit written to //p' "$log" | tail -1)"
+    printf 'FAIL %-24s exit %d  input %s  log %s\n' "$target" "$status" "${crash:-?}" "$log"
+    # The first line saying what went wrong (a failed check or a sanitizer report).
+    why="$(grep -m1 -E 'check failed|ERROR: |runtime error' "$log" || true)"
+    if [[ -n $why ]]; then printf "     %s\n" "$why"; fi
+  fi
+done
+exit "$failed"
