@@ -1,5 +1,9 @@
 # Warnings are errors everywhere in our own code.
 set(K3_WARNING_FLAGS -Wall -Wextra -Werror -Wno-missing-field-initializers)
+# x86-64-v2 (SSE4.2, POPCNT; every x86-64 server CPU since 2009) is the baseline; K3_NATIVE tunes
+# for the build machine instead.
 if(K3_NATIVE)
   add_compile_options(-march=native)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  add_compile_options(-march=x86-64-v2)
 endif()

@@ -14,6 +14,7 @@ SpecialTokens::SpecialTokens(std::vector<SpecialToken> tokens) : tokens_(std::mo
     K3_CHECK(!token.name.empty()) << "special token " << token.id << " has no name";
     K3_CHECK(by_id_.emplace(token.id, i).second) << "duplicate special id " << token.id;
     K3_CHECK(by_name_.emplace(token.name, token.id).second) << "duplicate name " << token.name;
+    if (!starts_name_[static_cast<uint8_t>(token.name[0])]) first_bytes_.push_back(token.name[0]);
     starts_name_[static_cast<uint8_t>(token.name[0])] = true;
     uint32_t node = 0;
     for (char ch : token.name) {
@@ -70,8 +71,19 @@ size_t SpecialTokens::MatchAt(std::string_view text, size_t pos, TokenId* id) co
 
 std::optional<SpecialMatch> SpecialTokens::FindNext(std::string_view text, size_t from) const {
   if (tokens_.empty()) return std::nullopt;
+  const char* data = text.data();
   for (size_t pos = from; pos < text.size(); ++pos) {
-    if (!starts_name_[static_cast<uint8_t>(text[pos])]) continue;
+    if (first_bytes_.size() <= 2) {  // Kimi: '<' and '['. memchr skips the rest quickly.
+      const char* next = nullptr;
+      for (char first : first_bytes_) {
+        const void* hit = std::memchr(data + pos, first, text.size() - pos);
+        if (hit && (!next || hit < next)) next = static_cast<const char*>(hit);
+      }
+      if (!next) return std::nullopt;
+      pos = next - data;
+    } else if (!starts_name_[static_cast<uint8_t>(data[pos])]) {
+      continue;
+    }
     TokenId id;
     if (size_t length = MatchAt(text, pos, &id)) return SpecialMatch{pos, pos + length, id};
   }

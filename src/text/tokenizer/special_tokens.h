@@ -65,6 +65,7 @@ class SpecialTokens {
   std::unordered_map<std::string_view, TokenId> by_name_;  // views into tokens_ names
   std::vector<TrieNode> trie_;                             // node 0 is the root
   bool starts_name_[256] = {};
+  std::string first_bytes_;  // the distinct first bytes of the names
 };
 
 }  // namespace k3::text
