@@ -4,16 +4,13 @@
 
 #include <random>
 
+#include "testing/kimi_tokenizer.h"
 #include "testing/paths.h"
 
 namespace k3::text {
 namespace {
 
-const Tokenizer& Kimi() {
-  static auto* tokenizer =
-      Tokenizer::FromKimiDirectory(testing::SharedDir() + "/kimi/k25").value().release();
-  return *tokenizer;
-}
+const Tokenizer& Kimi() { return testing::KimiTokenizer("k25"); }
 
 TEST(StreamDetokenizerTest, HoldsBackSplitCharacters) {
   StreamDetokenizer stream(Kimi());

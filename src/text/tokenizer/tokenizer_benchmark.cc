@@ -5,17 +5,14 @@
 
 #include <random>
 
+#include "testing/kimi_tokenizer.h"
 #include "testing/paths.h"
 #include "text/tokenizer/tokenizer.h"
 
 namespace k3::text {
 namespace {
 
-const Tokenizer& Kimi() {
-  static auto* tokenizer =
-      Tokenizer::FromKimiDirectory(testing::SharedDir() + "/kimi/k25").value().release();
-  return *tokenizer;
-}
+const Tokenizer& Kimi() { return testing::KimiTokenizer("k25"); }
 
 const std::string& MixedText() {
   static auto* text = new std::string(

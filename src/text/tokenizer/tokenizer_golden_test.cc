@@ -7,6 +7,7 @@
 #include <random>
 
 #include "base/utf8.h"
+#include "testing/kimi_tokenizer.h"
 #include "testing/paths.h"
 #include "text/tokenizer/moonshot_chunking.h"
 #include "text/tokenizer/tokenizer.h"
@@ -16,16 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-const Tokenizer& K25() {
-  static auto* tokenizer =
-      Tokenizer::FromKimiDirectory(testing::SharedDir() + "/kimi/k25").value().release();
-  return *tokenizer;
-}
-const Tokenizer& K3() {
-  static auto* tokenizer =
-      Tokenizer::FromKimiDirectory(testing::SharedDir() + "/kimi/k3").value().release();
-  return *tokenizer;
-}
+const Tokenizer& K25() { return testing::KimiTokenizer("k25"); }
+const Tokenizer& K3() { return testing::KimiTokenizer("k3"); }
 std::string Golden(const std::string& name) {
   return testing::SharedDir() + "/goldens/tokenizer/" + name;
 }
