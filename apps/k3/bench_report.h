@@ -14,6 +14,7 @@ struct Measurement {
   double cold_ms = 0;  // first encode of this text
   double warm_ms = 0;  // best of the repeats after it
   bool valid() const { return bytes > 0; }
+  double WarmMs() const { return warm_ms < 1e299 ? warm_ms : cold_ms; }  // cold if no repeats
   double ColdMBps() const { return bytes / 1e3 / cold_ms; }
   double WarmMBps() const { return bytes / 1e3 / warm_ms; }
 };

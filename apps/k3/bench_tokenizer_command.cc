@@ -218,8 +218,10 @@ void PrintTargets(const nlohmann::json& r) {
   row("one thread vs WASM tiktoken, mixed (worst doc)", r1 > 1e299 ? -1 : r1, "x", ">= 20x",
       r1 >= 20);
   row("1M-token doc, all threads vs WASM tiktoken", rall, "x", ">= 35x", rall >= 35);
-  double nows = r["nows_1mb_ms"];
-  row("1 MB without whitespace (Kimi chunking)", nows, " ms", "< 50 ms", nows < 50);
+  double nows = r["nows_1mb_ms"], nows_all = r["nows_1mb_all_threads_ms"];
+  row("1 MB without whitespace (Kimi chunking), one thread", nows, " ms", "< 50 ms", nows < 50);
+  row("1 MB without whitespace (Kimi chunking), all threads", nows_all, " ms", "< 50 ms",
+      nows_all < 50);
   double raw = r["nows_1mb_raw_ms"];
   row("1 MB without whitespace, one 1 MB piece (raw)", raw, " ms", "(no quadratic case)",
       raw < 500);
@@ -250,8 +252,11 @@ int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& i
                hf.valid() ? Fixed(hf.WarmMBps(), 2) : "-",
                Ratio(ours.WarmMBps(), wasm.valid() ? wasm.WarmMBps() : -1),
                Ratio(ours.WarmMBps(), hf.valid() ? hf.WarmMBps() : -1),
-               Match(ours, wasm) + "/" + Match(ours, hf), Fixed(whole.cold_ms)});
-    if (i == 0) (*report)["nows_1mb_ms"] = whole.cold_ms;
+               Match(ours, wasm) + "/" + Match(ours, hf), Fixed(whole.WarmMs())});
+    if (i == 0) {
+      (*report)["nows_1mb_ms"] = whole.WarmMs();
+      (*report)["nows_1mb_all_threads_ms"] = MeasureOurs(kimi, in.patho[i].text, all, 2).WarmMs();
+    }
   }
   patho.Print();
   TokenizerFlags raw_flags = flags.tokenizer;
