@@ -2,43 +2,25 @@
 // same inputs: npm tiktoken (the WASM build of OpenAI's Rust core), HF tokenizers (native, via
 // npm @anush008/tokenizers, on a tokenizer.json converted from the same ranks) and, for
 // cl100k_base only, tiktoken-node (the native Rust core). Peers run in one node process.
+// This file: flags, inputs, peers and the mixed-text tables; bench_tokenizer_report.cc the rest.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 
-#include "apps/k3/bench_corpus.h"
-#include "apps/k3/bench_report.h"
+#include "apps/k3/bench_tokenizer.h"
 #include "apps/k3/commands.h"
-#include "apps/k3/tokenizer_flags.h"
 #include "base/log.h"
-#include "base/thread_pool.h"
 #include "base/utf8.h"
 #include "text/tokenizer/char_class.h"
 
-namespace k3::app {
-namespace {
+namespace k3::app::bench {
 
 namespace fs = std::filesystem;
 using text::TokenId;
 using text::Tokenizer;
-
-struct BenchFlags {
-  TokenizerFlags tokenizer;
-  std::string peers_dir = K3_DEFAULT_PEERS_DIR;
-  std::string node = "node";
-  std::string json_out;
-  int repeats = 3;
-  bool quick = false;
-  bool no_peers = false;
-  bool keep_inputs = false;
-};
 
 double NowMs() {
   return std::chrono::duration<double, std::milli>(
@@ -77,6 +59,18 @@ Measurement MeasureOurs(const Tokenizer& tokenizer, const std::string& text, bas
   return {text.size(), ids.size(), IdsHash(ids), cold_ms, warm_ms};
 }
 
+std::string ReadText(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+std::string Match(const Measurement& ours, const Measurement& peer) {
+  if (!peer.valid()) return "-";
+  return ours.hash == peer.hash && ours.tokens == peer.tokens ? "yes" : "NO";
+}
+
+namespace {
+
 std::string WriteInput(const fs::path& dir, const std::string& name, const std::string& text) {
   fs::path path = dir / name;
   std::ofstream(path, std::ios::binary) << text;
@@ -114,59 +108,6 @@ std::map<std::string, Measurement> RunPeers(const BenchFlags& flags, const nlohm
 
 int RunBench(const BenchFlags& flags);
 
-}  // namespace
-
-CommandFn AddBenchTokenizerCommand(CLI::App& app) {
-  auto flags = std::make_shared<BenchFlags>();
-  AddTokenizerFlags(app, &flags->tokenizer);
-  app.add_option("--peers", flags->peers_dir, "Folder with bench_peers.mjs and its node_modules")
-      ->capture_default_str();
-  app.add_option("--node", flags->node, "The node binary")->capture_default_str();
-  app.add_option("--repeats", flags->repeats, "Warm repetitions (best is reported)")
-      ->capture_default_str();
-  app.add_option("--json", flags->json_out, "Also write all figures to this JSON file");
-  app.add_flag("--quick", flags->quick, "Smaller documents (10K and 200K tokens only)");
-  app.add_flag("--no-peers", flags->no_peers, "Measure only k3 (no ratios)");
-  app.add_flag("--keep-inputs", flags->keep_inputs,
-               "Keep the generated documents (path is logged)");
-  return [flags] { return RunBench(*flags); };
-}
-
-}  // namespace k3::app
-
-namespace k3::app {
-namespace {
-
-// Resident memory the 1M-token encode adds on all threads, measured in a fresh `k3 tokenize`
-// process (so memory this benchmark already holds does not hide it). -1 when it cannot run.
-double EncodeMemoryGrowthMB(const BenchFlags& flags, const std::string& file) {
-  std::string model = flags.tokenizer.model.empty() ? DefaultModelDir() : flags.tokenizer.model;
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);  // popen's shell would be /proc/self
-  if (ec) return -1;
-  std::string command = "'" + self.string() + "' tokenize --count --report-memory --model '" +
-                        model + "' < '" + file + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return -1;
-  char line[512];
-  double added = -1;
-  while (std::fgets(line, sizeof(line), pipe)) {
-    if (const char* at = std::strstr(line, "encode added ")) added = std::atof(at + 13);
-  }
-  pclose(pipe);
-  return added;
-}
-
-struct Inputs {
-  std::vector<Document> mixed_a;  // measured single-threaded
-  std::vector<Document> mixed_b;  // distinct documents of the same sizes, measured on all threads
-  std::vector<Document> patho;    // 1 MB each
-  std::vector<std::string> mixed_a_files, mixed_b_files, patho_small_files;
-};
-
-constexpr size_t kPathoBytes = 1 << 20;
-constexpr size_t kPathoPeerBytes = 100 * 1000;  // the WASM merge loop is quadratic per piece
-
 Inputs BuildInputs(const BenchFlags& flags, const Tokenizer& kimi, const fs::path& dir) {
   Inputs in;
   std::string shared = fs::path(DefaultModelDir()).parent_path().parent_path().string();
@@ -191,114 +132,102 @@ Inputs BuildInputs(const BenchFlags& flags, const Tokenizer& kimi, const fs::pat
   return in;
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+int RunBench(const BenchFlags& flags);
+
+}  // namespace
+}  // namespace k3::app::bench
+
+namespace k3::app {
+
+CommandFn AddBenchTokenizerCommand(CLI::App& app) {
+  auto flags = std::make_shared<bench::BenchFlags>();
+  AddTokenizerFlags(app, &flags->tokenizer);
+  app.add_option("--peers", flags->peers_dir, "Folder with bench_peers.mjs and its node_modules")
+      ->capture_default_str();
+  app.add_option("--node", flags->node, "The node binary")->capture_default_str();
+  app.add_option("--repeats", flags->repeats, "Warm repetitions (best is reported)")
+      ->capture_default_str();
+  app.add_option("--json", flags->json_out, "Also write all figures to this JSON file");
+  app.add_flag("--quick", flags->quick, "Smaller documents (10K and 200K tokens only)");
+  app.add_flag("--no-peers", flags->no_peers, "Measure only k3 (no ratios)");
+  app.add_flag("--keep-inputs", flags->keep_inputs,
+               "Keep the generated documents (path is logged)");
+  return [flags] { return bench::RunBench(*flags); };
 }
 
-std::string Match(const Measurement& ours, const Measurement& peer) {
-  if (!peer.valid()) return "-";
-  return ours.hash == peer.hash && ours.tokens == peer.tokens ? "yes" : "NO";
-}
+}  // namespace k3::app
 
-using PeerLookup = std::function<Measurement(const std::string&, const std::string&)>;
+namespace k3::app::bench {
+namespace {
 
-// Prints one line per target of the issue: the figure, the target and whether it is met.
-void PrintTargets(const nlohmann::json& r) {
-  std::printf("Targets:\n");
-  Table table({"target", "measured", "goal", "met"});
-  auto row = [&](const char* what, double value, const std::string& unit, const char* goal,
-                 bool met) {
-    table.Row({what, value < 0 ? "-" : Fixed(value) + unit, goal,
-               value < 0 ? "-"
-               : met     ? "yes"
-                         : "NO"});
-  };
-  double r1 = r["ratio_single_thread_min"], rall = r["ratio_1m_all_threads"];
-  row("one thread vs WASM tiktoken, mixed (worst doc)", r1 > 1e299 ? -1 : r1, "x", ">= 20x",
-      r1 >= 20);
-  row("1M-token doc, all threads vs WASM tiktoken", rall, "x", ">= 35x", rall >= 35);
-  double nows = r["nows_1mb_ms"], nows_all = r["nows_1mb_all_threads_ms"];
-  row("1 MB without whitespace (Kimi chunking), one thread", nows, " ms", "< 50 ms", nows < 50);
-  row("1 MB without whitespace (Kimi chunking), all threads", nows_all, " ms", "< 50 ms",
-      nows_all < 50);
-  double raw = r["nows_1mb_raw_ms"];
-  row("1 MB without whitespace, one 1 MB piece (raw)", raw, " ms", "(no quadratic case)",
-      raw < 500);
-  double mem = r["peak_mb_1m_tokens"];
-  row("memory added by the largest encode, all threads", mem, " MB", "< 64 MB (1M tokens)",
-      mem < 64);
-  double load = r["vocab_load_ms"]["first"];
-  row("vocabulary load (first)", load, " ms", "< 150 ms", load < 150);
-  table.Print();
-}
-
-int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& in,
-                 const PeerLookup& peer, const std::string& cl100k_ranks, base::ThreadPool* one,
-                 base::ThreadPool* all, nlohmann::json* report) {
-  std::printf(
-      "Pathological inputs, one thread (peers and ratios on the first 100 KB; "
-      "k3 ms on the whole 1 MB):\n");
-  Table patho(
-      {"input", "k3 MB/s", "wasm MB/s", "HF MB/s", "x wasm", "x HF", "same ids", "k3 1 MB ms"});
-  for (size_t i = 0; i < in.patho.size(); ++i) {
-    std::string small = ReadText(in.patho_small_files[i]);
-    Measurement ours = MeasureOurs(kimi, small, one, flags.repeats);
-    Measurement whole = MeasureOurs(kimi, in.patho[i].text, one, 1);
-    Measurement wasm = peer("tiktoken-wasm/kimi", in.patho_small_files[i]);
-    Measurement hf = peer("hf-tokenizers/kimi", in.patho_small_files[i]);
-    patho.Row({in.patho[i].name, Fixed(ours.WarmMBps()),
-               wasm.valid() ? Fixed(wasm.WarmMBps(), 2) : "-",
-               hf.valid() ? Fixed(hf.WarmMBps(), 2) : "-",
-               Ratio(ours.WarmMBps(), wasm.valid() ? wasm.WarmMBps() : -1),
-               Ratio(ours.WarmMBps(), hf.valid() ? hf.WarmMBps() : -1),
-               Match(ours, wasm) + "/" + Match(ours, hf), Fixed(whole.WarmMs())});
-    if (i == 0) {
-      (*report)["nows_1mb_ms"] = whole.WarmMs();
-      (*report)["nows_1mb_all_threads_ms"] = MeasureOurs(kimi, in.patho[i].text, all, 2).WarmMs();
-    }
+// Runs every peer on the inputs (one node process); empty when the peers are not installed.
+std::map<std::string, Measurement> MeasurePeers(const BenchFlags& flags, const Inputs& in,
+                                                const std::string& cl100k_ranks,
+                                                const fs::path& dir) {
+  if (flags.no_peers || !fs::exists(fs::path(flags.peers_dir) / "node_modules")) {
+    K3_LOG(kWarning) << "peers not measured (no " << flags.peers_dir
+                     << "/node_modules; run: npm ci --prefix tools/peers)";
+    return {};
   }
-  patho.Print();
-  TokenizerFlags raw_flags = flags.tokenizer;
-  raw_flags.no_moonshot_chunking = true;
-  auto raw = LoadTokenizer(raw_flags);
-  (*report)["nows_1mb_raw_ms"] =
-      raw.ok() ? MeasureOurs(**raw, in.patho[0].text, one, 0).cold_ms : -1;
+  K3_LOG(kInfo) << "running peers (node " << flags.peers_dir << "); this takes a minute";
+  std::vector<std::string> kimi_files = in.mixed_a_files;
+  kimi_files.insert(kimi_files.end(), in.mixed_b_files.begin(), in.mixed_b_files.end());
+  kimi_files.insert(kimi_files.end(), in.patho_small_files.begin(), in.patho_small_files.end());
+  std::vector<std::string> cl_files(in.mixed_a_files.begin() + 1, in.mixed_a_files.end());
+  nlohmann::json manifest = {
+      {"kimi_dir", flags.tokenizer.model.empty() ? DefaultModelDir() : flags.tokenizer.model},
+      {"cl100k_ranks", cl100k_ranks},
+      {"cache_dir", dir.string()},
+      {"repeats", flags.repeats},
+      {"jobs",
+       {{{"peer", "tiktoken-wasm"}, {"encoding", "kimi"}, {"files", kimi_files}},
+        {{"peer", "hf-tokenizers"}, {"encoding", "kimi"}, {"files", kimi_files}},
+        {{"peer", "tiktoken-wasm"}, {"encoding", "cl100k_base"}, {"files", cl_files}},
+        {{"peer", "tiktoken-node"}, {"encoding", "cl100k_base"}, {"files", cl_files}},
+        {{"peer", "hf-tokenizers"}, {"encoding", "cl100k_base"}, {"files", cl_files}}}}};
+  return RunPeers(flags, manifest, dir);
+}
 
-  (*report)["peak_mb_1m_tokens"] = EncodeMemoryGrowthMB(flags, in.mixed_b_files.back());
-
-  TokenizerFlags cl_flags;
-  cl_flags.ranks = cl100k_ranks;
-  cl_flags.pattern = "cl100k_base";
-  if (auto cl = LoadTokenizer(cl_flags); cl.ok()) {
-    std::printf("cl100k_base (OpenAI), mixed text:\n");
-    Table table({"document", "k3 1T", "k3 all", "wasm", "tiktoken-node", "HF", "x wasm 1T",
-                 "x tiktoken-node 1T", "x HF 1T", "same ids"});
-    for (size_t i = 1; i < in.mixed_a.size(); ++i) {
-      const std::string& file = in.mixed_a_files[i];
-      Measurement ours1 = MeasureOurs(**cl, in.mixed_a[i].text, one, flags.repeats);
-      Measurement ours_all = MeasureOurs(**cl, in.mixed_a[i].text, all, flags.repeats);
-      Measurement wasm = peer("tiktoken-wasm/cl100k_base", file);
-      Measurement native = peer("tiktoken-node/cl100k_base", file);
-      Measurement hf = peer("hf-tokenizers/cl100k_base", file);
-      auto mbps = [](const Measurement& m) { return m.valid() ? m.WarmMBps() : -1; };
-      table.Row({in.mixed_a[i].name, Fixed(ours1.WarmMBps()), Fixed(ours_all.WarmMBps()),
-                 Fixed(mbps(wasm), 2), Fixed(mbps(native), 2), Fixed(mbps(hf), 2),
-                 Ratio(ours1.WarmMBps(), mbps(wasm)), Ratio(ours1.WarmMBps(), mbps(native)),
-                 Ratio(ours1.WarmMBps(), mbps(hf)),
-                 Match(ours1, wasm) + "/" + Match(ours1, native) + "/" + Match(ours1, hf)});
+// The two mixed-text tables: documents A on one thread, documents B on all threads.
+void ReportMixed(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& in,
+                 const PeerLookup& peer, base::ThreadPool* one, base::ThreadPool* all,
+                 nlohmann::json* report) {
+  double ratio_1t_min = 1e300, ratio_1m_all = -1;
+  for (int threads_all = 0; threads_all < 2; ++threads_all) {
+    const auto& docs = threads_all ? in.mixed_b : in.mixed_a;
+    const auto& files = threads_all ? in.mixed_b_files : in.mixed_a_files;
+    std::printf("Mixed text, %s:\n", threads_all ? "all threads" : "one thread");
+    Table table({"document", "MB", "tokens", "k3 cold", "k3 warm", "wasm cold", "wasm warm",
+                 "HF warm", "x wasm cold", "x wasm warm", "x HF warm", "same ids"});
+    for (size_t i = 0; i < docs.size(); ++i) {
+      Measurement ours = MeasureOurs(kimi, docs[i].text, threads_all ? all : one, flags.repeats);
+      Measurement wasm = peer("tiktoken-wasm/kimi", files[i]);
+      Measurement hf = peer("hf-tokenizers/kimi", files[i]);
+      auto cold = [](const Measurement& m) { return m.valid() ? m.ColdMBps() : -1; };
+      auto warm = [](const Measurement& m) { return m.valid() ? m.WarmMBps() : -1; };
+      table.Row({docs[i].name, Fixed(ours.bytes / 1e6, 2), std::to_string(ours.tokens),
+                 Fixed(ours.ColdMBps()), Fixed(ours.WarmMBps()), Fixed(cold(wasm), 2),
+                 Fixed(warm(wasm), 2), Fixed(warm(hf), 2), Ratio(ours.ColdMBps(), cold(wasm)),
+                 Ratio(ours.WarmMBps(), warm(wasm)), Ratio(ours.WarmMBps(), warm(hf)),
+                 Match(ours, wasm) + "/" + Match(ours, hf)});
+      if (wasm.valid()) {
+        double r = ours.WarmMBps() / wasm.WarmMBps();
+        if (!threads_all) ratio_1t_min = std::min(ratio_1t_min, r);
+        if (threads_all && i + 1 == docs.size() && !flags.quick) ratio_1m_all = r;
+      }
+      (*report)["mixed"].push_back({{"doc", docs[i].name},
+                                    {"all_threads", bool(threads_all)},
+                                    {"bytes", ours.bytes},
+                                    {"tokens", ours.tokens},
+                                    {"k3_cold_mbps", ours.ColdMBps()},
+                                    {"k3_warm_mbps", ours.WarmMBps()},
+                                    {"wasm_warm_mbps", warm(wasm)},
+                                    {"hf_warm_mbps", warm(hf)}});
     }
     table.Print();
-  } else {
-    K3_LOG(kWarning) << "cl100k section skipped: " << cl.status().ToString();
   }
-  PrintTargets(*report);
-  if (!flags.json_out.empty()) std::ofstream(flags.json_out) << report->dump(2) << "\n";
-  if (!flags.keep_inputs) {
-    std::error_code ec;
-    fs::remove_all(fs::path(in.mixed_a_files.front()).parent_path(), ec);
-  }
-  return 0;
+  (*report)["ratio_single_thread_min"] = ratio_1t_min;
+  (*report)["ratio_1m_all_threads"] = ratio_1m_all;
 }
 
 int RunBench(const BenchFlags& flags) {
@@ -322,31 +251,7 @@ int RunBench(const BenchFlags& flags) {
   Inputs in = BuildInputs(flags, kimi, dir);
   std::string cl100k_ranks =
       (fs::path(flags.peers_dir) / "node_modules/gpt-tokenizer/data/cl100k_base.tiktoken").string();
-
-  std::map<std::string, Measurement> peers;
-  bool have_peers = !flags.no_peers && fs::exists(fs::path(flags.peers_dir) / "node_modules");
-  if (have_peers) {
-    K3_LOG(kInfo) << "running peers (node " << flags.peers_dir << "); this takes a minute";
-    std::vector<std::string> kimi_files = in.mixed_a_files;
-    kimi_files.insert(kimi_files.end(), in.mixed_b_files.begin(), in.mixed_b_files.end());
-    kimi_files.insert(kimi_files.end(), in.patho_small_files.begin(), in.patho_small_files.end());
-    std::vector<std::string> cl_files(in.mixed_a_files.begin() + 1, in.mixed_a_files.end());
-    nlohmann::json manifest = {
-        {"kimi_dir", flags.tokenizer.model.empty() ? DefaultModelDir() : flags.tokenizer.model},
-        {"cl100k_ranks", cl100k_ranks},
-        {"cache_dir", dir.string()},
-        {"repeats", flags.repeats},
-        {"jobs",
-         {{{"peer", "tiktoken-wasm"}, {"encoding", "kimi"}, {"files", kimi_files}},
-          {{"peer", "hf-tokenizers"}, {"encoding", "kimi"}, {"files", kimi_files}},
-          {{"peer", "tiktoken-wasm"}, {"encoding", "cl100k_base"}, {"files", cl_files}},
-          {{"peer", "tiktoken-node"}, {"encoding", "cl100k_base"}, {"files", cl_files}},
-          {{"peer", "hf-tokenizers"}, {"encoding", "cl100k_base"}, {"files", cl_files}}}}};
-    peers = RunPeers(flags, manifest, dir);
-  } else {
-    K3_LOG(kWarning) << "peers not measured (no " << flags.peers_dir
-                     << "/node_modules; run: npm ci --prefix tools/peers)";
-  }
+  std::map<std::string, Measurement> peers = MeasurePeers(flags, in, cl100k_ranks, dir);
   auto peer = [&](const std::string& name, const std::string& file) {
     auto it = peers.find(name + "|" + file);
     return it == peers.end() ? Measurement{} : it->second;
@@ -360,46 +265,9 @@ int RunBench(const BenchFlags& flags) {
       "\nk3 bench tokenizer: Kimi vocabulary (%zu ids), Unicode %s tables, %zu threads\n"
       "MB/s of UTF-8 input; cold = first encode of that text, warm = best of %d more.\n\n",
       kimi.vocab_size(), text::kUnicodeVersion, all.parallelism(), flags.repeats);
-  double ratio_1t_min = 1e300, ratio_1m_all = -1;
-  for (int threads_all = 0; threads_all < 2; ++threads_all) {
-    const auto& docs = threads_all ? in.mixed_b : in.mixed_a;
-    const auto& files = threads_all ? in.mixed_b_files : in.mixed_a_files;
-    std::printf("Mixed text, %s:\n", threads_all ? "all threads" : "one thread");
-    Table table({"document", "MB", "tokens", "k3 cold", "k3 warm", "wasm cold", "wasm warm",
-                 "HF warm", "x wasm cold", "x wasm warm", "x HF warm", "same ids"});
-    for (size_t i = 0; i < docs.size(); ++i) {
-      Measurement ours = MeasureOurs(kimi, docs[i].text, threads_all ? &all : &one, flags.repeats);
-      Measurement wasm = peer("tiktoken-wasm/kimi", files[i]);
-      Measurement hf = peer("hf-tokenizers/kimi", files[i]);
-      table.Row({docs[i].name, Fixed(ours.bytes / 1e6, 2), std::to_string(ours.tokens),
-                 Fixed(ours.ColdMBps()), Fixed(ours.WarmMBps()),
-                 wasm.valid() ? Fixed(wasm.ColdMBps(), 2) : "-",
-                 wasm.valid() ? Fixed(wasm.WarmMBps(), 2) : "-",
-                 hf.valid() ? Fixed(hf.WarmMBps(), 2) : "-",
-                 Ratio(ours.ColdMBps(), wasm.valid() ? wasm.ColdMBps() : -1),
-                 Ratio(ours.WarmMBps(), wasm.valid() ? wasm.WarmMBps() : -1),
-                 Ratio(ours.WarmMBps(), hf.valid() ? hf.WarmMBps() : -1),
-                 Match(ours, wasm) + "/" + Match(ours, hf)});
-      if (wasm.valid()) {
-        double r = ours.WarmMBps() / wasm.WarmMBps();
-        if (!threads_all) ratio_1t_min = std::min(ratio_1t_min, r);
-        if (threads_all && i + 1 == docs.size() && !flags.quick) ratio_1m_all = r;
-      }
-      report["mixed"].push_back({{"doc", docs[i].name},
-                                 {"all_threads", bool(threads_all)},
-                                 {"bytes", ours.bytes},
-                                 {"tokens", ours.tokens},
-                                 {"k3_cold_mbps", ours.ColdMBps()},
-                                 {"k3_warm_mbps", ours.WarmMBps()},
-                                 {"wasm_warm_mbps", wasm.valid() ? wasm.WarmMBps() : -1},
-                                 {"hf_warm_mbps", hf.valid() ? hf.WarmMBps() : -1}});
-    }
-    table.Print();
-  }
-  report["ratio_single_thread_min"] = ratio_1t_min;
-  report["ratio_1m_all_threads"] = ratio_1m_all;
+  ReportMixed(flags, kimi, in, peer, &one, &all, &report);
   return FinishReport(flags, kimi, in, peer, cl100k_ranks, &one, &all, &report);
 }
 
 }  // namespace
-}  // namespace k3::app
+}  // namespace k3::app::bench
