@@ -10,6 +10,8 @@ namespace {
 
 // Up to kMaxSmallPieceBytes the quadratic scan beats the tree (measured: pieces are mostly short).
 constexpr size_t kSmallPieceBytes = kMaxSmallPieceBytes;
+// Longer pieces (long runs of letters, digits-free CJK, ...) skip hashing and the piece cache.
+constexpr size_t kMaxCachedPieceBytes = 1024;
 
 // Per-thread buffers for the tree algorithm, reused across pieces; trimmed after huge pieces so a
 // thread does not keep tens of megabytes.
@@ -128,6 +130,10 @@ void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<T
                     PieceCache* cache) {
   if (piece.size() == 1) {
     out->push_back(ranks.ByteRank(static_cast<uint8_t>(piece[0])));
+    return;
+  }
+  if (piece.size() > kMaxCachedPieceBytes && piece.size() > ranks.max_token_bytes()) {
+    BytePairEncodeTree(ranks, piece, out);  // a long run: neither a token nor worth memoising
     return;
   }
   const uint64_t hash = BpeRanks::HashBytes(piece);

@@ -152,6 +152,7 @@ Status Tokenizer::Encode(std::string_view text, const EncodeOptions& options,
 void Tokenizer::EncodeSequential(std::string_view text, SpecialMode specials,
                                  std::vector<TokenId>* out) const {
   PieceCache cache(text.size());
+  out->reserve(out->size() + text.size() / 3);  // ~3.5 bytes per token in mixed text
   size_t begin = 0;
   for (size_t end : ChunkEnds(text)) {
     EncodeChunk(text.substr(begin, end - begin), specials, out, &cache);
