@@ -81,11 +81,13 @@ class BpeRanks {
     TokenId right;
     TokenId merged;  // kNoRank marks an empty slot
   };
-  static size_t PairSlot(uint64_t key) { return (key * 0x9E3779B97F4A7C15ull) >> 40; }
+  static size_t PairSlot(uint64_t key) { return (key * 0x9E3779B97F4A7C15ull) >> 32; }
   // Builds slots_; fails when two ranks share the same bytes.
   base::Status BuildIndex();
   // Builds pairs_ from every split of every token into two tokens.
   void BuildPairs();
+  // Appends the (left, right, merged) splits of the tokens with ranks in [begin, end).
+  void CollectPairs(TokenId begin, TokenId end, std::vector<PairEntry>* found) const;
 
   std::vector<char> bytes_;  // all token bytes, in file order
   std::vector<Span> spans_;  // [size()] where each rank's bytes are
