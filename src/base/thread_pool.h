@@ -1,6 +1,7 @@
 // A fixed-size pool of worker threads. ParallelFor splits [0, n) into tasks run by the workers and
-// the calling thread, and returns when all are done. Safe to call from several threads; not
-// re-entrant from inside a task (a task must not call ParallelFor on the same pool).
+// the calling thread, and returns when all are done. Safe to call from several threads and from
+// inside a task: the caller claims work itself until none is left, so it never waits on a worker
+// that is busy (helpers queued behind it find nothing left and return).
 #pragma once
 
 #include <condition_variable>

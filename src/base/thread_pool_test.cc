@@ -32,5 +32,12 @@ TEST(ThreadPoolTest, ConcurrentCallersDoNotInterfere) {
   EXPECT_EQ(total.load(), 4L * 50 * 4950);
 }
 
+TEST(ThreadPoolTest, NestedParallelForFromInsideATaskCompletes) {
+  ThreadPool pool(2);
+  std::atomic<int> inner{0};
+  pool.ParallelFor(4, [&](size_t) { pool.ParallelFor(8, [&](size_t) { inner.fetch_add(1); }); });
+  EXPECT_EQ(inner.load(), 32);
+}
+
 }  // namespace
 }  // namespace k3::base
