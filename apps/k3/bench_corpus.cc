@@ -45,33 +45,30 @@ std::vector<std::string> ShareGptMessages(const std::string& shared_dir) {
   return out;
 }
 
-std::vector<std::string> CppHeaders() {
+// Paragraphs of every regular file under `dir` (recursively or not), in sorted path order.
+template <typename DirectoryIterator>
+std::vector<std::string> FileParagraphs(const char* dir, size_t paragraph_bytes) {
   std::vector<std::filesystem::path> files;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator("/usr/include/c++", ec)) {
+  for (const auto& entry : DirectoryIterator(dir, ec)) {
     if (entry.is_regular_file()) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   std::vector<std::string> out;
   for (const auto& file : files) {
-    for (auto& p : Paragraphs(ReadAll(file), 3000)) out.push_back(std::move(p));
+    for (auto& p : Paragraphs(ReadAll(file), paragraph_bytes)) out.push_back(std::move(p));
   }
   return out;
 }
 
+// Code: the C++ standard library headers.
+std::vector<std::string> CppHeaders() {
+  return FileParagraphs<std::filesystem::recursive_directory_iterator>("/usr/include/c++", 3000);
+}
+
 // English prose that every Debian machine has: the common licence texts.
 std::vector<std::string> LicenseTexts() {
-  std::vector<std::filesystem::path> files;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/usr/share/common-licenses", ec)) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<std::string> out;
-  for (const auto& file : files) {
-    for (auto& p : Paragraphs(ReadAll(file), 2000)) out.push_back(std::move(p));
-  }
-  return out;
+  return FileParagraphs<std::filesystem::directory_iterator>("/usr/share/common-licenses", 2000);
 }
 
 uint64_t SplitMix(uint64_t* state) {
