@@ -80,7 +80,12 @@ void SplitRuns(std::string_view text, size_t begin, size_t end, size_t max_run,
   bool run_is_space = false;
   for (size_t pos = begin; pos < end;) {
     uint8_t bits;
-    size_t len = ClassAt(data + pos, text.size() - pos, &bits);
+    size_t len = 1;
+    if (data[pos] < 0x80) {
+      bits = kCharClassStage2[data[pos]];  // block 0 covers ASCII
+    } else {
+      len = ClassAt(data + pos, text.size() - pos, &bits);
+    }
     bool is_space = bits & kClassPyIsSpace;
     if (pos == begin || is_space != run_is_space) {
       run_length = 1;
