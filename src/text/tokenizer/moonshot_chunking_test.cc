@@ -70,12 +70,6 @@ TEST(MoonshotChunkingTest, ShortTextIsOneChunkAndEmptyIsNone) {
   EXPECT_TRUE(MoonshotChunkEnds("").empty());
 }
 
-}  // namespace
-}  // namespace k3::text
-
-namespace k3::text {
-namespace {
-
 // With the real limits the fast path (word-at-a-time run bounds) decides most windows; it must
 // agree with the reference on long texts with runs just under and over 25,000 characters.
 TEST(MoonshotChunkingTest, RealLimitsOnLongTexts) {

@@ -121,12 +121,6 @@ TEST(TokenizerGoldenTest, SegmentsKeepUserSpecialsAsText) {
   EXPECT_EQ(*ids, expected);
 }
 
-}  // namespace
-}  // namespace k3::text
-
-namespace k3::text {
-namespace {
-
 // The parallel path must give exactly the sequential ids, with special tokens, long runs and
 // Moonshot cuts falling anywhere relative to its work units.
 TEST(TokenizerParallelTest, SameIdsAsSequentialOnLongMixedText) {
@@ -148,12 +142,6 @@ TEST(TokenizerParallelTest, SameIdsAsSequentialOnLongMixedText) {
     EXPECT_EQ(*K25().Decode(sequential), text);
   }
 }
-
-}  // namespace
-}  // namespace k3::text
-
-namespace k3::text {
-namespace {
 
 // A special name with a space could straddle a safe split point; the parallel path must then keep
 // chunks whole and still agree with the sequential one.
