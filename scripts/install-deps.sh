@@ -9,6 +9,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 packages=(
   g++ cmake ninja-build python3            # build
+  python3-numpy                            # reference/: the float64 model reference
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   nlohmann-json3-dev libcli11-dev          # JSON, command line
   clang libclang-rt-14-dev                 # libFuzzer targets (scripts/fuzz.sh)

@@ -1,0 +1,53 @@
+// A Hugging Face checkpoint folder: config.json plus safetensors shards (model.safetensors, or the
+// shards named by model.safetensors.index.json), memory-mapped and never copied whole into RAM.
+// Every lookup failure names the tensor, so a wrong or truncated checkpoint fails at load time.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "tensor/dtype.h"
+#include "tensor/tensor_view.h"
+
+namespace k3::weights {
+
+class Checkpoint {
+ public:
+  // Opens DIR: reads DIR/config.json (kept as text; the model parses it), then either the index
+  // model.safetensors.index.json (weight_map name -> shard file) or the single model.safetensors,
+  // and maps every shard read-only. Headers are validated here (see safetensors.h).
+  static base::Result<Checkpoint> Open(const std::filesystem::path& dir);
+
+  Checkpoint(Checkpoint&&) noexcept;
+  Checkpoint& operator=(Checkpoint&&) noexcept;
+  ~Checkpoint();
+
+  const std::filesystem::path& dir() const;
+  const std::string& config_json() const;
+
+  bool Contains(std::string_view name) const;
+  std::vector<std::string> TensorNames() const;  // sorted
+
+  // NOT_FOUND "tensor 'NAME' is missing from the checkpoint (DIR)".
+  base::Result<tensor::TensorView> Get(std::string_view name) const;
+  // Also checks dtype and shape: INVALID_ARGUMENT "tensor 'NAME' has shape [a, b], expected [c, d]"
+  // (same for dtype).
+  base::Result<tensor::TensorView> Get(std::string_view name, tensor::DType dtype,
+                                       std::span<const int64_t> shape) const;
+
+  // Bytes of all mapped shards.
+  uint64_t mapped_bytes() const;
+
+ private:
+  struct Impl;
+  explicit Checkpoint(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace k3::weights
