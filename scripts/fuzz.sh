@@ -35,11 +35,35 @@ for model in k2 k25 k3; do
   cp "$shared/kimi/$model/tokenizer_config.json" "$build/fuzz-seeds/tokenizer_config_fuzzer/$model.json"
 done
 
+# Small valid safetensors files: SEED_FILE HEADER_JSON DATA writes the header's length as a u64
+# little-endian, the header, then the data section (ASCII only, so bytes = characters).
+safetensors_seed() {
+  local n=${#2} prefix=""
+  for shift in 0 8 16 24 32 40 48 56; do prefix+="$(printf '\\x%02x' $(((n >> shift) & 255)))"; done
+  { printf "$prefix"; printf '%s%s' "$2" "$3"; } >"$1"
+}
+st_seeds="$build/fuzz-seeds/safetensors_header_fuzzer"
+mkdir -p "$st_seeds"
+safetensors_seed "$st_seeds/f32" \
+  '{"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}' \
+  '0123456789abcdef'
+safetensors_seed "$st_seeds/mixed" \
+  '{"a":{"dtype":"BF16","shape":[4],"data_offsets":[0,8]},'\
+'"b":{"dtype":"F8_E4M3","shape":[2,4],"data_offsets":[8,16]},'\
+'"e":{"dtype":"I64","shape":[0,3],"data_offsets":[16,16]}}' \
+  'ABCDEFGHabcdefgh'
+safetensors_seed "$st_seeds/scalar" '{"s":{"dtype":"U8","shape":[],"data_offsets":[0,1]}}  ' 'x'
+safetensors_seed "$st_seeds/empty" '{}      ' ''
+# Its dictionary: the keys (quoted, as in the JSON), dtype names and boundary numbers.
+printf '"\\"%s\\""\n' dtype shape data_offsets __metadata__ F8_E4M3 BF16 F32 I64 U8 F8_E8M0 \
+  >"$build/fuzz-seeds/safetensors.dict"
+printf '"%s"\n' 18446744073709551615 9223372036854775807 -1 >>"$build/fuzz-seeds/safetensors.dict"
+
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
-         tokenizer_config_fuzzer)
+         tokenizer_config_fuzzer safetensors_header_fuzzer)
 failed=0
 for target in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$target"
@@ -50,6 +74,8 @@ for target in "${targets[@]}"; do
   case "$target" in
     tokenizer_encode_fuzzer | tiktoken_ranks_fuzzer)
       extra+=(-dict="$build/fuzz-seeds/specials.dict") ;;
+    safetensors_header_fuzzer)
+      extra+=(-dict="$build/fuzz-seeds/safetensors.dict") ;;
   esac
   status=0
   "$build/fuzz/$target" "$corpus" "$build/fuzz-seeds/$target" "${extra[@]}" \
@@ -60,12 +86,12 @@ for target in "${targets[@]}"; do
   speed="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
   cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)"
   if [[ $status -eq 0 ]]; then
-    printf 'PASS %-24s %8s runs %6s exec/s  cov %s\n' \
+    printf 'PASS %-25s %8s runs %6s exec/s  cov %s\n' \
       "$target" "${runs:-?}" "${speed:-?}" "${cov:-?}"
   else
     failed=1
     crash="$(sed -n 's/.*Test unit written to //p' "$log" | tail -1)"
-    printf 'FAIL %-24s exit %d  input %s  log %s\n' "$target" "$status" "${crash:-?}" "$log"
+    printf 'FAIL %-25s exit %d  input %s  log %s\n' "$target" "$status" "${crash:-?}" "$log"
     # The first line saying what went wrong (a failed check or a sanitizer report).
     why="$(grep -m1 -E 'check failed|ERROR: |runtime error' "$log" || true)"
     if [[ -n $why ]]; then printf "     %s\n" "$why"; fi

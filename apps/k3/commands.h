@@ -12,5 +12,7 @@ using CommandFn = std::function<int()>;
 CommandFn AddTokenizeCommand(CLI::App& app);
 CommandFn AddDetokenizeCommand(CLI::App& app);
 CommandFn AddBenchTokenizerCommand(CLI::App& bench);
+CommandFn AddGenerateCommand(CLI::App& app);
+CommandFn AddBenchModelCommand(CLI::App& bench);
 
 }  // namespace k3::app

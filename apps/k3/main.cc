@@ -21,11 +21,16 @@ int main(int argc, char** argv) {
   add("tokenize", "Text on stdin -> token ids on stdout (Kimi tiktoken BPE)",
       k3::app::AddTokenizeCommand);
   add("detokenize", "Token ids on stdin -> text on stdout", k3::app::AddDetokenizeCommand);
+  add("generate", "Greedy decoding on a checkpoint folder (debugging the model runtime)",
+      k3::app::AddGenerateCommand);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print ratios against peers");
   bench->require_subcommand(1);
   CLI::App* bench_tokenizer = bench->add_subcommand(
       "tokenizer", "Tokenizer MB/s vs npm tiktoken (WASM), HF tokenizers and tiktoken-node");
   commands[bench_tokenizer] = k3::app::AddBenchTokenizerCommand(*bench_tokenizer);
+  CLI::App* bench_model = bench->add_subcommand(
+      "model", "Model decode/prefill speed vs measured memory bandwidth and peak FLOP rate");
+  commands[bench_model] = k3::app::AddBenchModelCommand(*bench_model);
 
   CLI11_PARSE(app, argc, argv);
   k3::base::LogLevel level;

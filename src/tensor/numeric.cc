@@ -20,8 +20,8 @@ float F16ToFloat(uint16_t bits) {
   if (exponent == 0) {
     magnitude = std::ldexp(static_cast<float>(mantissa), -24);
   } else if (exponent == 31) {
-    magnitude = mantissa ? std::numeric_limits<float>::quiet_NaN()
-                         : std::numeric_limits<float>::infinity();
+    magnitude =
+        mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
   } else {
     magnitude = std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
   }
@@ -29,8 +29,21 @@ float F16ToFloat(uint16_t bits) {
 }
 
 uint16_t FloatToF16(float value) {
-  // The compiler's _Float16 conversion rounds to nearest even (GCC 12, x86-64 with SSE2).
-  return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
+  // Written out rather than using _Float16, which clang 14 (the fuzz build) lacks on x86-64.
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  if (std::isnan(value)) return sign | 0x7E00;
+  const float magnitude = std::fabs(value);
+  if (magnitude >= 65520.0f) return sign | 0x7C00;  // rounds past the largest half (65504)
+  if (magnitude < 0x1p-14f) {
+    // Subnormal half: multiples of 2^-24, rounded to nearest even by nearbyint.
+    return sign | static_cast<uint16_t>(std::nearbyint(magnitude * 0x1p24f));
+  }
+  // Normal: keep 10 mantissa bits, rounding the 13 dropped bits to nearest even (a carry into
+  // the exponent is the correct result).
+  const uint32_t mag_bits = bits & 0x7FFFFFFF;
+  const uint32_t rounded = mag_bits + 0xFFF + ((mag_bits >> 13) & 1);
+  return sign | static_cast<uint16_t>(((rounded >> 13) - ((127 - 15) << 10)) & 0x7FFF);
 }
 
 float E4M3ToFloat(uint8_t bits) {

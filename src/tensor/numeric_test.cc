@@ -88,6 +88,41 @@ TEST(Numeric, F16RoundTripsEveryFiniteCode) {
   EXPECT_EQ(F16ToFloat(0x0001), std::ldexp(1.0f, -24));
 }
 
+// Nearest half by search over all finite codes (ties to the even code), or inf past 65520.
+uint16_t NearestF16(float x) {
+  if (std::fabs(x) >= 65520.0f) return x < 0 ? 0xFC00 : 0x7C00;
+  uint16_t best = 0;
+  double best_err = INFINITY;
+  for (uint32_t code = 0; code < 0x7C00; ++code) {
+    for (uint32_t sign : {0u, 0x8000u}) {
+      double err = std::fabs(double(F16ToFloat(static_cast<uint16_t>(code | sign))) - x);
+      if (err < best_err || (err == best_err && (code & 1) == 0)) {
+        best = static_cast<uint16_t>(code | sign);
+        best_err = err;
+      }
+    }
+  }
+  return best;
+}
+
+TEST(Numeric, F16EncodeRoundsToNearestEven) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> exponent(-26.0f, 17.0f);
+  for (int i = 0; i < 300; ++i) {
+    float x = std::exp2(exponent(rng)) * (i & 1 ? -1.0f : 1.0f);
+    uint16_t got = FloatToF16(x), want = NearestF16(x);
+    if ((want & 0x7FFF) == 0) {
+      EXPECT_EQ(got & 0x7FFF, 0) << x;
+    } else {
+      EXPECT_EQ(got, want) << x;
+    }
+  }
+  // Exact ties: 1 + 2^-11 lies halfway between 1 and 1 + 2^-10 and goes to the even 1.
+  EXPECT_EQ(FloatToF16(1.0f + 0x1p-11f), 0x3C00);
+  EXPECT_EQ(FloatToF16(1.0f + 3 * 0x1p-11f), 0x3C02);
+  EXPECT_EQ(FloatToF16(65504.0f), 0x7BFF);
+}
+
 TEST(Numeric, E8M0AndE2M1MatchTheMxTables) {
   EXPECT_EQ(E8M0ToFloat(127), 1.0f);
   EXPECT_EQ(E8M0ToFloat(0), std::ldexp(1.0f, -127));

@@ -35,6 +35,9 @@ class Checkpoint {
   std::vector<std::string> TensorNames() const;  // sorted
 
   // NOT_FOUND "tensor 'NAME' is missing from the checkpoint (DIR)".
+  // The view's bytes point into the mapping: valid while this Checkpoint (or the one it is moved
+  // into) lives. They are aligned to the element size when the file's writer aligned them (the
+  // Python safetensors writer and WriteSafetensors do; the format itself does not require it).
   base::Result<tensor::TensorView> Get(std::string_view name) const;
   // Also checks dtype and shape: INVALID_ARGUMENT "tensor 'NAME' has shape [a, b], expected [c, d]"
   // (same for dtype).

@@ -1,0 +1,291 @@
+// k3 bench model: decode and prefill speed of the model runtime on a synthetic K3-shaped
+// checkpoint, each printed as a fraction of a physical limit measured in the same run:
+// decode against (weight bytes a step must read / measured read bandwidth), prefill against the
+// measured peak FP32 FMA rate. Also compares MXFP4 routed experts with the same model in BF16.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "apps/k3/bench_model_checkpoint.h"
+#include "apps/k3/bench_report.h"
+#include "apps/k3/commands.h"
+#include "base/log.h"
+#include "base/thread_pool.h"
+#include "kernels/roofline.h"
+#include "model/ffn.h"
+#include "model/model.h"
+
+namespace k3::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchModelFlags {
+  std::string model;
+  std::string cache_dir = "build/bench-models";
+  std::vector<int> batches = {1, 8, 32};
+  std::vector<int> prefill = {512, 4096};
+  int decode_steps = 8;
+  bool compare_bf16 = true;
+  size_t threads = 0;
+};
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+int64_t MatrixBytes(const model::WeightMatrix& w) {
+  const int64_t n = w.rows * w.cols;
+  switch (w.format) {
+    case kernels::WeightFormat::kF32:
+      return n * 4;
+    case kernels::WeightFormat::kBF16:
+    case kernels::WeightFormat::kF16:
+      return n * 2;
+    case kernels::WeightFormat::kMxfp4:
+      return n / 2 + n / 32;
+    case kernels::WeightFormat::kFp8Block:
+      return n + n / (w.block * w.block) * 4;
+  }
+  return 0;
+}
+
+// Weight bytes and multiply-adds one decode step reads for `batch` sequences: every dense matrix,
+// and per MoE layer the expected number of distinct experts top_k picks out of E for `batch`
+// tokens (uniform routing): E (1 - (1 - k/E)^batch).
+struct StepCost {
+  double bytes = 0, macs_per_token = 0;
+};
+
+StepCost CostOfStep(const model::Model& m, int batch) {
+  const auto& c = m.config();
+  const auto& w = m.weights();
+  StepCost cost;
+  auto add = [&](const model::WeightMatrix& x, double share = 1.0) {
+    cost.bytes += MatrixBytes(x) * share;
+  };
+  auto mlp = [&](const model::MlpWeights& x, double share = 1.0) {
+    add(x.gate, share);
+    add(x.up, share);
+    add(x.down, share);
+  };
+  add(w.lm_head);
+  cost.macs_per_token += double(w.lm_head.rows) * w.lm_head.cols;
+  for (const auto& l : w.layers) {
+    for (const auto* x : {&l.kda.q, &l.kda.k, &l.kda.v, &l.kda.f_a, &l.kda.f_b, &l.kda.beta,
+                          &l.kda.g, &l.kda.g_a, &l.kda.g_b, &l.kda.o, &l.mla.q_a, &l.mla.q_b,
+                          &l.mla.q, &l.mla.kv_a, &l.mla.kv_b, &l.mla.g, &l.mla.o}) {
+      add(*x);
+      cost.macs_per_token += double(x->rows) * x->cols;
+    }
+    if (!l.moe) {
+      mlp(l.dense);
+      cost.macs_per_token += 3.0 * l.dense.gate.rows * l.dense.gate.cols;
+      continue;
+    }
+    const auto& moe = l.moe_weights;
+    add(moe.router);
+    add(moe.latent_down);
+    add(moe.latent_up);
+    if (moe.has_shared) mlp(moe.shared);
+    const double e = c.moe.num_experts, k = c.moe.top_k;
+    const double distinct = e * (1.0 - std::pow(1.0 - k / e, batch));
+    mlp(moe.experts[0], distinct);
+    const auto& x = moe.experts[0];
+    cost.macs_per_token +=
+        double(moe.router.rows) * moe.router.cols +
+        2.0 * moe.latent_down.rows * moe.latent_down.cols +
+        (moe.has_shared ? 3.0 * moe.shared.gate.rows * moe.shared.gate.cols : 0) +
+        k * 3.0 * x.gate.rows * x.gate.cols;
+  }
+  return cost;
+}
+
+// Times `steps` decode steps of `batch` sequences after a short untimed prefill of each.
+double DecodeTokensPerSecond(const model::Model& m, int batch, int steps) {
+  const auto& c = m.config();
+  const int prompt = 16, page = 64;
+  const int pages_per_seq = (prompt + steps + page - 1) / page;
+  model::KdaStatePool states(c, batch);
+  model::MlaCache cache(c, batch * pages_per_seq, page);
+  std::vector<std::vector<int32_t>> pages(batch), tokens(batch);
+  std::vector<model::SequenceInput> seqs(batch);
+  model::ForwardResult out;
+  for (int b = 0; b < batch; ++b) {
+    pages[b].resize(pages_per_seq);
+    std::iota(pages[b].begin(), pages[b].end(), b * pages_per_seq);
+    tokens[b].resize(prompt);
+    for (int t = 0; t < prompt; ++t) tokens[b][t] = (b * 131 + t * 17) % c.vocab;
+    model::SequenceInput one{tokens[b], 0, b, pages[b], false};
+    K3_CHECK(m.Forward({&one, 1}, {}, states, cache, &out).ok());
+  }
+  std::vector<int32_t> next(batch, 7);
+  auto start = Clock::now();
+  for (int s = 0; s < steps; ++s) {
+    for (int b = 0; b < batch; ++b) seqs[b] = {{&next[b], 1}, prompt + s, b, pages[b], false};
+    K3_CHECK(m.Forward(seqs, {}, states, cache, &out).ok());
+  }
+  return batch * steps / Seconds(start);
+}
+
+double PrefillTokensPerSecond(const model::Model& m, int tokens) {
+  const auto& c = m.config();
+  const int page = 64;
+  const int num_pages = (tokens + page - 1) / page;
+  model::KdaStatePool states(c, 1);
+  model::MlaCache cache(c, num_pages, page);
+  std::vector<int32_t> pages(num_pages), ids(tokens);
+  std::iota(pages.begin(), pages.end(), 0);
+  for (int t = 0; t < tokens; ++t) ids[t] = (t * 7919) % c.vocab;
+  model::SequenceInput seq{ids, 0, 0, pages, false};
+  model::ForwardResult out;
+  auto start = Clock::now();
+  K3_CHECK(m.Forward({&seq, 1}, {}, states, cache, &out).ok());
+  return tokens / Seconds(start);
+}
+
+// Seconds for the routed experts of one token in every MoE layer (top_k expert MLPs at latent
+// width), best of a few repeats: the part MXFP4 is meant to speed up.
+double RoutedExpertSeconds(const model::Model& m, base::ThreadPool* pool) {
+  const auto& c = m.config();
+  const int64_t width = c.moe.latent_dim > 0 ? c.moe.latent_dim : c.hidden;
+  std::vector<float> x(width, 0.01f), y(width);
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    auto start = Clock::now();
+    for (const auto& l : m.weights().layers) {
+      if (!l.moe) continue;
+      for (int e = 0; e < c.moe.top_k; ++e) {
+        model::MlpForward(c, l.moe_weights.experts[e], x.data(), 1, false, pool, y.data());
+      }
+    }
+    best = std::min(best, Seconds(start));
+  }
+  return best;
+}
+
+// Reads one byte of every page of every tensor, so timed runs do not pay first-touch page faults
+// of the memory-mapped weights (a server pays them once, at warm-up).
+void TouchAllWeights(const model::Model& m) {
+  volatile uint8_t sink = 0;
+  for (const std::string& name : m.checkpoint().TensorNames()) {
+    auto view = m.checkpoint().Get(name);
+    if (!view.ok()) continue;
+    for (size_t i = 0; i < view->bytes.size(); i += 4096) {
+      sink = sink + static_cast<uint8_t>(view->bytes[i]);
+    }
+  }
+}
+
+base::Result<std::unique_ptr<model::Model>> LoadOrMake(const std::string& dir, bool mxfp4,
+                                                       base::ThreadPool* pool) {
+  if (!std::filesystem::exists(std::filesystem::path(dir) / "config.json")) {
+    BenchModelShape shape;
+    shape.mxfp4_experts = mxfp4;
+    K3_LOG(kInfo) << "generating the " << (mxfp4 ? "MXFP4" : "BF16")
+                  << "-expert benchmark model in " << dir << " (once)";
+    K3_RETURN_IF_ERROR(WriteBenchModel(shape, dir));
+  }
+  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(dir, pool));
+  TouchAllWeights(*model);
+  return model;
+}
+
+int Run(const BenchModelFlags& f) {
+  base::ThreadPool pool(f.threads);
+  const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
+  auto model = LoadOrMake(dir, true, &pool);
+  if (!model.ok()) {
+    K3_LOG(kError) << model.status().ToString();
+    return 1;
+  }
+  const model::Model& m = **model;
+  const auto& c = m.config();
+  K3_LOG(kInfo) << "measuring memory read bandwidth and peak FP32 FMA rate (" << pool.parallelism()
+                << " threads)";
+  const double bandwidth = kernels::MeasureReadBandwidthGBs(&pool);
+  const double peak = kernels::MeasurePeakFp32Gflops(&pool);
+  std::printf("model %s: %s, hidden %d, %d layers (%d KDA, %d MLA), %d experts top-%d\n",
+              dir.c_str(), std::string(model::FamilyName(c.family)).c_str(), c.hidden, c.num_layers,
+              c.num_kda_layers(), c.num_mla_layers(), c.moe.num_experts, c.moe.top_k);
+  std::printf("limits: read bandwidth %.1f GB/s, peak FP32 %.1f GFLOP/s, %zu threads\n\n",
+              bandwidth, peak, pool.parallelism());
+  Table decode({"decode batch", "tokens/s", "ms/step", "MB read/step", "roofline ms/step",
+                "fraction of roofline"});
+  for (int batch : f.batches) {
+    K3_LOG(kInfo) << "decode, batch " << batch;
+    const double tps = DecodeTokensPerSecond(m, batch, f.decode_steps);
+    const StepCost cost = CostOfStep(m, batch);
+    const double step_ms = batch / tps * 1e3;
+    const double roof_ms =
+        std::max(cost.bytes / (bandwidth * 1e9), 2.0 * cost.macs_per_token * batch / (peak * 1e9)) *
+        1e3;
+    decode.Row({std::to_string(batch), Fixed(tps), Fixed(step_ms, 2), Fixed(cost.bytes / 1e6),
+                Fixed(roof_ms, 2), Fixed(roof_ms / step_ms, 2)});
+  }
+  decode.Print();
+  std::printf("\n");
+  Table prefill({"prefill tokens", "tokens/s", "GFLOP/s (weights)", "fraction of peak"});
+  for (int tokens : f.prefill) {
+    K3_LOG(kInfo) << "prefill, " << tokens << " tokens";
+    const double tps = PrefillTokensPerSecond(m, tokens);
+    const double gflops = 2.0 * CostOfStep(m, 1).macs_per_token * tps / 1e9;
+    prefill.Row({std::to_string(tokens), Fixed(tps), Fixed(gflops), Fixed(gflops / peak, 2)});
+  }
+  prefill.Print();
+  if (f.compare_bf16 && f.model.empty()) {
+    auto bf16 = LoadOrMake(f.cache_dir + "/k3-bf16", false, &pool);
+    if (!bf16.ok()) {
+      K3_LOG(kError) << bf16.status().ToString();
+      return 1;
+    }
+    const double mx_tps = DecodeTokensPerSecond(m, 1, f.decode_steps);
+    const double bf_tps = DecodeTokensPerSecond(**bf16, 1, f.decode_steps);
+    const double mx_experts = RoutedExpertSeconds(m, &pool);
+    const double bf_experts = RoutedExpertSeconds(**bf16, &pool);
+    std::printf("\nMXFP4 vs BF16 routed experts, batch-1 decode:\n");
+    Table cmp({"", "MXFP4", "BF16", "speed-up"});
+    cmp.Row({"whole model tokens/s", Fixed(mx_tps), Fixed(bf_tps), Ratio(mx_tps, bf_tps)});
+    cmp.Row({"routed experts ms/token", Fixed(mx_experts * 1e3, 2), Fixed(bf_experts * 1e3, 2),
+             Ratio(bf_experts, mx_experts)});
+    cmp.Print();
+  }
+  return 0;
+}
+
+std::vector<int> ParseList(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::stoi(item));
+  return out;
+}
+
+}  // namespace
+
+CommandFn AddBenchModelCommand(CLI::App& app) {
+  auto f = std::make_shared<BenchModelFlags>();
+  auto batches = std::make_shared<std::string>("1,8,32");
+  auto prefill = std::make_shared<std::string>("512,4096");
+  app.add_option("--model", f->model,
+                 "Checkpoint folder to measure (default: generate a K3-shaped ~2B model)");
+  app.add_option("--cache-dir", f->cache_dir, "Where generated benchmark models are kept")
+      ->capture_default_str();
+  app.add_option("--batches", *batches, "Decode batch sizes")->capture_default_str();
+  app.add_option("--prefill", *prefill, "Prefill lengths")->capture_default_str();
+  app.add_option("--decode-steps", f->decode_steps, "Timed decode steps per batch size")
+      ->capture_default_str();
+  app.add_flag("!--no-bf16-compare", f->compare_bf16, "Skip the MXFP4 vs BF16 expert comparison");
+  app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
+  return [f, batches, prefill]() {
+    f->batches = ParseList(*batches);
+    f->prefill = ParseList(*prefill);
+    return Run(*f);
+  };
+}
+
+}  // namespace k3::app

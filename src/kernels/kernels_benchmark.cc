@@ -1,0 +1,288 @@
+// MatMul throughput against the machine's limits (google-benchmark). Not a test: run
+//   build/release/src/kernels/kernels_benchmark [--benchmark_filter=...]
+// First measures the roofline (read bandwidth; peak FMA rate per ISA), then runs
+//   Decode/<format>/<isa>/tokens:N   rows 4096, cols 2048: weight GB/s and its fraction of the
+//                                    read bandwidth (weights rotate through > 2x the LLC, so every
+//                                    call streams them from memory);
+//   Prefill/<format>/<isa>           tokens 512, rows 2048, cols 2048: GFLOP/s and its fraction of
+//                                    that ISA's peak;
+// and prints a summary table.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/aligned_buffer.h"
+#include "kernels/matmul.h"
+#include "kernels/matmul_detail.h"
+#include "kernels/roofline.h"
+#include "kernels/roofline_detail.h"
+#include "tensor/numeric.h"
+
+namespace k3::kernels {
+namespace {
+
+using detail::Isa;
+
+base::ThreadPool& Pool() {
+  static base::ThreadPool pool(0);
+  return pool;
+}
+
+struct Limits {
+  double bandwidth_gbs = 0;
+  double peak_gflops[3] = {0, 0, 0};  // by Isa
+};
+Limits limits;
+
+struct Row {
+  std::string name;
+  double value;     // GB/s or GFLOP/s
+  double fraction;  // of the matching limit
+  const char* unit;
+  const char* limit;
+};
+std::vector<Row> summary;
+
+// google-benchmark calls a benchmark several times while sizing it; keep the last (longest) run.
+void Record(Row row) {
+  for (Row& r : summary) {
+    if (r.name == row.name) {
+      r = row;
+      return;
+    }
+  }
+  summary.push_back(row);
+}
+
+const char* FormatName(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::kF32: return "F32";
+    case WeightFormat::kBF16: return "BF16";
+    case WeightFormat::kF16: return "F16";
+    case WeightFormat::kMxfp4: return "MXFP4";
+    default: return "FP8";
+  }
+}
+
+// `copies` distinct [rows, cols] matrices of random weights in one format, one after another.
+class WeightSet {
+ public:
+  WeightSet(WeightFormat format, int64_t rows, int64_t cols, size_t min_total_bytes)
+      : format_(format), rows_(rows), cols_(cols) {
+    int64_t bytes = rows * cols;
+    if (format == WeightFormat::kF32) bytes *= 4;
+    if (format == WeightFormat::kBF16 || format == WeightFormat::kF16) bytes *= 2;
+    if (format == WeightFormat::kMxfp4) bytes /= 2;
+    data_bytes_ = static_cast<size_t>(bytes);
+    scale_bytes_ = format == WeightFormat::kMxfp4 ? static_cast<size_t>(rows * cols / 32) : 0;
+    if (format == WeightFormat::kFp8Block) {
+      scale_bytes_ = static_cast<size_t>((rows + 127) / 128 * ((cols + 127) / 128)) * 4;
+    }
+    stride_ = (data_bytes_ + scale_bytes_ + 63) / 64 * 64;
+    copies_ = std::max<size_t>(1, (min_total_bytes + stride_ - 1) / stride_);
+    storage_ = base::AlignedBuffer<uint8_t>(copies_ * stride_, 0);
+    Fill(storage_.data());
+    for (size_t i = 1; i < copies_; ++i) {
+      std::memcpy(storage_.data() + i * stride_, storage_.data(), stride_);
+    }
+  }
+
+  size_t copies() const { return copies_; }
+  // Bytes one call reads from the weights (data and scales).
+  size_t bytes_per_matrix() const { return data_bytes_ + scale_bytes_; }
+  WeightMatrix Get(size_t i) const {
+    const uint8_t* base = storage_.data() + (i % copies_) * stride_;
+    WeightMatrix w;
+    w.format = format_;
+    w.rows = rows_;
+    w.cols = cols_;
+    w.data = base;
+    if (format_ == WeightFormat::kMxfp4) w.mx_scales = base + data_bytes_;
+    if (format_ == WeightFormat::kFp8Block) {
+      w.block_scales = reinterpret_cast<const float*>(base + data_bytes_);
+      w.block = 128;
+    }
+    return w;
+  }
+
+ private:
+  void Fill(uint8_t* p) {
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    const size_t n = static_cast<size_t>(rows_ * cols_);
+    switch (format_) {
+      case WeightFormat::kF32:
+        for (size_t i = 0; i < n; ++i) reinterpret_cast<float*>(p)[i] = uniform(rng);
+        break;
+      case WeightFormat::kBF16:
+        for (size_t i = 0; i < n; ++i) {
+          reinterpret_cast<uint16_t*>(p)[i] = tensor::FloatToBf16(uniform(rng));
+        }
+        break;
+      case WeightFormat::kF16:
+        for (size_t i = 0; i < n; ++i) {
+          reinterpret_cast<uint16_t*>(p)[i] = tensor::FloatToF16(uniform(rng));
+        }
+        break;
+      case WeightFormat::kMxfp4:
+        for (size_t i = 0; i < data_bytes_; ++i) p[i] = static_cast<uint8_t>(rng());
+        for (size_t i = 0; i < scale_bytes_; ++i) p[data_bytes_ + i] = 120 + rng() % 8;
+        break;
+      case WeightFormat::kFp8Block:
+        for (size_t i = 0; i < data_bytes_; ++i) p[i] = static_cast<uint8_t>(rng() % 0x7F);
+        for (size_t i = 0; i < scale_bytes_ / 4; ++i) {
+          reinterpret_cast<float*>(p + data_bytes_)[i] = 1e-3f * (1 + uniform(rng) * 0.5f);
+        }
+        break;
+    }
+  }
+
+  WeightFormat format_;
+  int64_t rows_, cols_;
+  size_t data_bytes_ = 0, scale_bytes_ = 0, stride_ = 0, copies_ = 0;
+  base::AlignedBuffer<uint8_t> storage_;
+};
+
+size_t LastLevelCacheBytes() {
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return llc > 0 ? static_cast<size_t>(llc) : size_t{64} << 20;
+}
+
+// The current decode weight set; one format at a time keeps memory bounded.
+const WeightSet& DecodeWeights(WeightFormat format) {
+  static std::unique_ptr<WeightSet> set;
+  static WeightFormat current;
+  if (!set || current != format) {
+    set.reset();
+    set = std::make_unique<WeightSet>(format, 4096, 2048, 2 * LastLevelCacheBytes());
+    current = format;
+  }
+  return *set;
+}
+
+std::vector<float> RandomActivations(int64_t n) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = uniform(rng);
+  return x;
+}
+
+std::string Name(const char* kind, WeightFormat format, Isa isa, int64_t tokens) {
+  std::string name = std::string(kind) + "/" + FormatName(format) + "/" + detail::IsaName(isa);
+  if (tokens > 0) name += "/tokens:" + std::to_string(tokens);
+  return name;
+}
+
+void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t tokens) {
+  const WeightSet& set = DecodeWeights(format);
+  const int64_t rows = 4096, cols = 2048;
+  std::vector<float> x = RandomActivations(tokens * cols);
+  std::vector<float> y(static_cast<size_t>(tokens * rows));
+  size_t next = 0, calls = 0;
+  double seconds = 0;
+  for (auto _ : state) {
+    WeightMatrix w = set.Get(next++);
+    auto start = std::chrono::steady_clock::now();
+    detail::MatMulWithIsa(isa, detail::Regime::kAuto, x.data(), tokens, w, y.data(), &Pool());
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++calls;
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double gbs = static_cast<double>(set.bytes_per_matrix() * calls) / seconds / 1e9;
+  state.counters["GB/s"] = gbs;
+  state.counters["of_bandwidth"] = gbs / limits.bandwidth_gbs;
+  state.counters["GFLOP/s"] = 2.0 * tokens * rows * cols * static_cast<double>(calls) / seconds / 1e9;
+  Record({Name("Decode", format, isa, tokens), gbs, gbs / limits.bandwidth_gbs, "GB/s",
+          "read bandwidth"});
+}
+
+void BM_Prefill(benchmark::State& state, WeightFormat format, Isa isa) {
+  const int64_t tokens = 512, rows = 2048, cols = 2048;
+  static std::unique_ptr<WeightSet> set;
+  set = std::make_unique<WeightSet>(format, rows, cols, 0);
+  const WeightMatrix w = set->Get(0);
+  std::vector<float> x = RandomActivations(tokens * cols);
+  std::vector<float> y(static_cast<size_t>(tokens * rows));
+  size_t calls = 0;
+  double seconds = 0;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    detail::MatMulWithIsa(isa, detail::Regime::kAuto, x.data(), tokens, w, y.data(), &Pool());
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++calls;
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double gflops = 2.0 * tokens * rows * cols * static_cast<double>(calls) / seconds / 1e9;
+  const double peak = limits.peak_gflops[static_cast<int>(isa)];
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["of_peak"] = gflops / peak;
+  Record({Name("Prefill", format, isa, 0), gflops, gflops / peak, "GFLOP/s", "peak, same ISA"});
+}
+
+void RegisterAll() {
+  const WeightFormat formats[] = {WeightFormat::kBF16, WeightFormat::kMxfp4,
+                                  WeightFormat::kFp8Block, WeightFormat::kF16, WeightFormat::kF32};
+  for (WeightFormat format : formats) {
+    for (Isa isa : detail::SupportedIsas()) {
+      for (int64_t tokens : {1, 8, 32}) {
+        if (isa == Isa::kScalar && tokens > 1) continue;  // minutes, and says nothing new
+        benchmark::RegisterBenchmark(Name("Decode", format, isa, tokens).c_str(), BM_Decode,
+                                     format, isa, tokens)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
+    }
+  }
+  for (WeightFormat format : formats) {
+    for (Isa isa : detail::SupportedIsas()) {
+      if (isa == Isa::kScalar) continue;
+      benchmark::RegisterBenchmark(Name("Prefill", format, isa, 0).c_str(), BM_Prefill, format,
+                                   isa)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+}
+
+void PrintSummary() {
+  std::printf("\nRoofline (%zu threads): read bandwidth %.1f GB/s; peak fp32", Pool().parallelism(),
+              limits.bandwidth_gbs);
+  for (Isa isa : detail::SupportedIsas()) {
+    std::printf(" %s %.1f GFLOP/s", detail::IsaName(isa), limits.peak_gflops[static_cast<int>(isa)]);
+  }
+  std::printf("\n%-32s %12s  %s\n", "benchmark", "throughput", "fraction of limit");
+  for (const Row& row : summary) {
+    std::printf("%-32s %8.1f %-8s %5.1f%% of %s\n", row.name.c_str(), row.value, row.unit,
+                100 * row.fraction, row.limit);
+  }
+}
+
+}  // namespace
+}  // namespace k3::kernels
+
+int main(int argc, char** argv) {
+  using namespace k3::kernels;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  limits.bandwidth_gbs = MeasureReadBandwidthGBs(&Pool());
+  for (detail::Isa isa : detail::SupportedIsas()) {
+    limits.peak_gflops[static_cast<int>(isa)] = detail::MeasurePeakFp32GflopsWithIsa(isa, &Pool());
+  }
+  std::printf("read bandwidth %.1f GB/s, peak fp32 %.1f GFLOP/s (%s), MatMul ISA %s\n",
+              limits.bandwidth_gbs, limits.peak_gflops[static_cast<int>(detail::BestIsa())],
+              detail::IsaName(detail::BestIsa()), MatMulIsa());
+  RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  PrintSummary();
+  return 0;
+}

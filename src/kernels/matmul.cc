@@ -1,0 +1,351 @@
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "base/aligned_buffer.h"
+#include "base/check.h"
+#include "kernels/matmul_detail.h"
+#include "kernels/matmul_kernels.h"
+#include "tensor/numeric.h"
+
+namespace k3::kernels {
+namespace detail {
+namespace {
+
+int64_t ScaleCols(const WeightMatrix& w) { return (w.cols + w.block - 1) / w.block; }
+
+void CheckWeights(const WeightMatrix& w) {
+  K3_CHECK(w.rows >= 0 && w.cols >= 0) << "bad weight shape " << w.rows << " x " << w.cols;
+  if (w.rows == 0 || w.cols == 0) return;
+  K3_CHECK(w.data != nullptr) << "weight data missing";
+  if (w.format == WeightFormat::kMxfp4) {
+    K3_CHECK(w.cols % 32 == 0) << "MXFP4 needs cols % 32 == 0, got " << w.cols;
+    K3_CHECK(w.mx_scales != nullptr) << "MXFP4 scales missing";
+  }
+  if (w.format == WeightFormat::kFp8Block) {
+    K3_CHECK(w.block > 0) << "FP8 block size " << w.block;
+    K3_CHECK(w.block_scales != nullptr) << "FP8 block scales missing";
+  }
+}
+
+bool CpuHasAvx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
+}
+
+bool CpuHasAvx512() {
+  __builtin_cpu_init();
+  return CpuHasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+}
+
+const IsaKernels& Kernels(Isa isa) {
+  K3_CHECK(isa != Isa::kScalar && IsaSupported(isa)) << "ISA " << IsaName(isa) << " unavailable";
+  return isa == Isa::kAvx512 ? Avx512Kernels() : Avx2Kernels();
+}
+
+// Runs fn(begin, end) over [0, n) in about `tasks` contiguous pieces whose bounds are multiples
+// of `align`, on `pool` when it has workers.
+template <typename Fn>
+void SplitRange(int64_t n, int64_t align, int64_t tasks, base::ThreadPool* pool, const Fn& fn) {
+  const int64_t units = (n + align - 1) / align;
+  tasks = std::clamp<int64_t>(tasks, 1, std::max<int64_t>(units, 1));
+  auto run = [&](size_t task) {
+    const int64_t begin = units * static_cast<int64_t>(task) / tasks * align;
+    const int64_t end = std::min(n, units * static_cast<int64_t>(task + 1) / tasks * align);
+    if (begin < end) fn(begin, end);
+  };
+  if (pool == nullptr || pool->parallelism() == 1 || tasks == 1) {
+    for (int64_t t = 0; t < tasks; ++t) run(static_cast<size_t>(t));
+  } else {
+    pool->ParallelFor(static_cast<size_t>(tasks), run);
+  }
+}
+
+// Below this many multiply-adds a call stays on the calling thread.
+constexpr int64_t kMinParallelWork = int64_t{1} << 16;
+
+int64_t TaskCount(base::ThreadPool* pool, int64_t work) {
+  if (pool == nullptr || work < kMinParallelWork) return 1;
+  return static_cast<int64_t>(pool->parallelism()) * 4;
+}
+
+// The portable path: dequantise one row at a time, then float dot products.
+void MatMulScalar(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                  base::ThreadPool* pool) {
+  const int64_t cols = w.cols;
+  SplitRange(w.rows, 1, TaskCount(pool, tokens * w.rows * cols), pool,
+             [&](int64_t r0, int64_t r1) {
+               std::vector<float> row(static_cast<size_t>(cols));
+               for (int64_t r = r0; r < r1; ++r) {
+                 DequantizeRange(w, r, 0, cols, row.data());
+                 for (int64_t t = 0; t < tokens; ++t) {
+                   const float* xt = x + t * cols;
+                   float acc[4] = {0, 0, 0, 0};
+                   int64_t c = 0;
+                   for (; c + 4 <= cols; c += 4) {
+                     for (int j = 0; j < 4; ++j) acc[j] += xt[c + j] * row[c + j];
+                   }
+                   for (; c < cols; ++c) acc[0] += xt[c] * row[c];
+                   y[t * w.rows + r] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+                 }
+               }
+             });
+}
+
+// Within each whole group of `group` columns: the even columns, then the odd ones. A trailing
+// partial group is copied as it is.
+std::vector<float> PermuteEvenOdd(const float* x, int64_t tokens, int64_t cols, int group) {
+  std::vector<float> out(static_cast<size_t>(tokens * cols));
+  const int half = group / 2;
+  const int64_t whole = cols / group * group;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const float* src = x + t * cols;
+    float* dst = out.data() + t * cols;
+    for (int64_t g = 0; g < whole; g += group) {
+      for (int j = 0; j < half; ++j) {
+        dst[g + j] = src[g + 2 * j];
+        dst[g + half + j] = src[g + 2 * j + 1];
+      }
+    }
+    std::copy(src + whole, src + cols, dst + whole);
+  }
+  return out;
+}
+
+// Whether every block scale times 2^120 is representable, so the E4M3 rebias can be folded in.
+bool Fp8ScalesFoldable(const WeightMatrix& w) {
+  const int64_t n = (w.rows + w.block - 1) / w.block * ScaleCols(w);
+  for (int64_t i = 0; i < n; ++i) {
+    const float s = w.block_scales[i];
+    if (std::isfinite(s) && std::fabs(s) >= 256.0f) return false;
+  }
+  return true;
+}
+
+void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const WeightMatrix& w,
+                  float* y, base::ThreadPool* pool) {
+  DecodeArgs args;
+  args.x = x;
+  args.tokens = tokens;
+  args.w = &w;
+  args.y = y;
+  std::vector<float> permuted;
+  if (w.format == WeightFormat::kMxfp4 || w.format == WeightFormat::kBF16) {
+    permuted = PermuteEvenOdd(x, tokens, w.cols, k.pair_group);
+    args.x = permuted.data();
+  }
+  bool need_scratch = false;
+  if (w.format == WeightFormat::kFp8Block) {
+    args.fp8_fast = w.block % k.lanes == 0 && Fp8ScalesFoldable(w);
+    need_scratch = !args.fp8_fast;
+  }
+  SplitRange(w.rows, kDecodeRowGroup, TaskCount(pool, tokens * w.rows * w.cols), pool,
+             [&](int64_t r0, int64_t r1) {
+               base::AlignedBuffer<float> scratch;
+               if (need_scratch) {
+                 scratch = base::AlignedBuffer<float>(
+                     static_cast<size_t>(kDecodeRowGroup * w.cols), 0.0f);
+               }
+               k.decode_rows(args, r0, r1, scratch.data());
+             });
+}
+
+void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const WeightMatrix& w,
+                float* y, base::ThreadPool* pool) {
+  const int64_t cols = w.cols;
+  // Near-equal token tiles of at most max_tile_tokens.
+  const int64_t num_tiles = (tokens + k.max_tile_tokens - 1) / k.max_tile_tokens;
+  std::vector<int64_t> tile_start(static_cast<size_t>(num_tiles + 1), 0);
+  for (int64_t j = 0; j < num_tiles; ++j) {
+    tile_start[j + 1] = tile_start[j] + tokens / num_tiles + (j < tokens % num_tiles ? 1 : 0);
+  }
+  // Tile j as [cols][mr] at tile_start[j] * cols.
+  base::AlignedBuffer<float> packed(static_cast<size_t>(tokens * cols), 0.0f);
+  SplitRange(num_tiles, 1, TaskCount(pool, tokens * cols * 16), pool, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t t0 = tile_start[j], mr = tile_start[j + 1] - t0;
+      float* dst = packed.data() + t0 * cols;
+      for (int64_t c = 0; c < cols; ++c) {
+        for (int64_t i = 0; i < mr; ++i) dst[c * mr + i] = x[(t0 + i) * cols + c];
+      }
+    }
+  });
+  GemmArgs args;
+  args.xpacked = packed.data();
+  args.tile_start = tile_start.data();
+  args.num_tiles = num_tiles;
+  args.w = &w;
+  args.y = y;
+  const int64_t panels = (w.rows + k.panel_rows - 1) / k.panel_rows;
+  SplitRange(panels, 1, TaskCount(pool, tokens * w.rows * cols), pool,
+             [&](int64_t p0, int64_t p1) {
+               base::AlignedBuffer<float> scratch(static_cast<size_t>(k.gemm_scratch), 0.0f);
+               for (int64_t p = p0; p < p1; ++p) k.gemm_panel(args, p * k.panel_rows, scratch.data());
+             });
+}
+
+}  // namespace
+
+const char* IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAvx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+bool IsaSupported(Isa isa) {
+  static const bool avx2 = CpuHasAvx2();
+  static const bool avx512 = CpuHasAvx512();
+  switch (isa) {
+    case Isa::kAvx512: return avx512;
+    case Isa::kAvx2: return avx2;
+    default: return true;
+  }
+}
+
+Isa BestIsa() {
+  if (IsaSupported(Isa::kAvx512)) return Isa::kAvx512;
+  if (IsaSupported(Isa::kAvx2)) return Isa::kAvx2;
+  return Isa::kScalar;
+}
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (IsaSupported(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+int64_t DecodeMaxTokens(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return 8;
+    case Isa::kAvx2: return 8;
+    default: return 0;
+  }
+}
+
+void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
+                   float* y, base::ThreadPool* pool) {
+  CheckWeights(w);
+  K3_CHECK(tokens >= 0) << "tokens " << tokens;
+  if (tokens == 0 || w.rows == 0) return;
+  if (w.cols == 0) {
+    std::fill(y, y + tokens * w.rows, 0.0f);
+    return;
+  }
+  K3_CHECK(x != nullptr && y != nullptr);
+  if (isa == Isa::kScalar) return MatMulScalar(x, tokens, w, y, pool);
+  const IsaKernels& k = Kernels(isa);
+  if (regime == Regime::kAuto) {
+    regime = tokens <= DecodeMaxTokens(isa) ? Regime::kDecode : Regime::kGemm;
+  }
+  if (regime == Regime::kDecode) return MatMulDecode(k, x, tokens, w, y, pool);
+  MatMulGemm(k, x, tokens, w, y, pool);
+}
+
+void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
+  const int64_t cols = w.cols;
+  switch (w.format) {
+    case WeightFormat::kF32: {
+      const float* p = static_cast<const float*>(w.data) + row * cols;
+      std::copy(p + c0, p + c1, out);
+      return;
+    }
+    case WeightFormat::kBF16: {
+      const uint16_t* p = static_cast<const uint16_t*>(w.data) + row * cols;
+      for (int64_t c = c0; c < c1; ++c) out[c - c0] = tensor::Bf16ToFloat(p[c]);
+      return;
+    }
+    case WeightFormat::kF16: {
+      const uint16_t* p = static_cast<const uint16_t*>(w.data) + row * cols;
+      for (int64_t c = c0; c < c1; ++c) out[c - c0] = tensor::F16ToFloat(p[c]);
+      return;
+    }
+    case WeightFormat::kMxfp4: {
+      const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * (cols / 2);
+      const uint8_t* scales = w.mx_scales + row * (cols / 32);
+      for (int64_t c = c0; c < c1; ++c) {
+        const uint8_t byte = p[c / 2];
+        const uint8_t nibble = c % 2 == 0 ? byte & 0xF : byte >> 4;
+        out[c - c0] = tensor::E2M1ToFloat(nibble) * tensor::E8M0ToFloat(scales[c / 32]);
+      }
+      return;
+    }
+    case WeightFormat::kFp8Block: {
+      const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * cols;
+      const float* scales = w.block_scales + row / w.block * ScaleCols(w);
+      for (int64_t c = c0; c < c1; ++c) {
+        out[c - c0] = tensor::E4M3ToFloat(p[c]) * scales[c / w.block];
+      }
+      return;
+    }
+  }
+}
+
+void DequantizeRowWithIsa(Isa isa, const WeightMatrix& w, int64_t row, float* out) {
+  CheckWeights(w);
+  K3_CHECK(row >= 0 && row < w.rows) << "row " << row << " of " << w.rows;
+  if (isa == Isa::kScalar) return DequantizeRange(w, row, 0, w.cols, out);
+  Kernels(isa).dequantize_range(w, row, 0, w.cols, out);
+}
+
+}  // namespace detail
+
+void MatMul(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+            base::ThreadPool* pool) {
+  detail::MatMulWithIsa(detail::BestIsa(), detail::Regime::kAuto, x, tokens, w, y, pool);
+}
+
+void MatMulReference(const float* x, int64_t tokens, const WeightMatrix& w, float* y) {
+  detail::CheckWeights(w);
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    detail::DequantizeRange(w, r, 0, w.cols, row.data());
+    for (int64_t t = 0; t < tokens; ++t) {
+      double acc = 0.0;
+      for (int64_t c = 0; c < w.cols; ++c) {
+        acc += static_cast<double>(x[t * w.cols + c]) * static_cast<double>(row[c]);
+      }
+      y[t * w.rows + r] = static_cast<float>(acc);
+    }
+  }
+}
+
+void DequantizeRow(const WeightMatrix& w, int64_t row, float* out) {
+  detail::DequantizeRowWithIsa(detail::Isa::kScalar, w, row, out);
+}
+
+void QuantizeMxfp8InPlace(float* x, int64_t n) {
+  K3_CHECK(n % 32 == 0) << "MXFP8 quantisation needs n % 32 == 0, got " << n;
+  for (int64_t b = 0; b < n; b += 32) {
+    float* block = x + b;
+    float amax = 0.0f;
+    bool finite = true;
+    for (int i = 0; i < 32; ++i) {
+      finite = finite && std::isfinite(block[i]);
+      amax = std::max(amax, std::fabs(block[i]));
+    }
+    if (!finite) {  // the E8M0 scale is NaN
+      std::fill(block, block + 32, std::numeric_limits<float>::quiet_NaN());
+      continue;
+    }
+    if (amax == 0.0f) continue;
+    // 2^(floor(log2 amax) - 8): E4M3's largest power of two is 2^8. E8M0 spans 2^-127..2^127.
+    const int exponent = std::clamp(std::ilogb(amax) - 8, -127, 127);
+    for (int i = 0; i < 32; ++i) {
+      const float scaled = std::ldexp(block[i], -exponent);
+      block[i] = std::ldexp(tensor::E4M3ToFloat(tensor::FloatToE4M3(scaled)), exponent);
+    }
+  }
+}
+
+const char* MatMulIsa() { return detail::IsaName(detail::BestIsa()); }
+
+}  // namespace k3::kernels

@@ -1,0 +1,41 @@
+// Internal knobs of MatMul for tests and benchmarks: run a chosen SIMD level and kernel family
+// instead of the ones MatMul picks. Not for model code.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/matmul.h"
+
+namespace k3::kernels::detail {
+
+enum class Isa : uint8_t { kScalar, kAvx2, kAvx512 };
+
+// "scalar", "avx2", "avx512".
+const char* IsaName(Isa isa);
+// Whether this CPU (and OS) can run `isa`'s kernels. kScalar always can.
+bool IsaSupported(Isa isa);
+// The fastest supported level; what MatMul uses.
+Isa BestIsa();
+// Every supported level, scalar first.
+std::vector<Isa> SupportedIsas();
+
+// kDecode streams each weight row once and applies it to all tokens (the memory-bound regime);
+// kGemm packs weight panels and runs a register-blocked GEMM (the compute-bound regime). kAuto
+// picks kDecode up to DecodeMaxTokens(isa) tokens. Both work for any shape; kScalar has one kernel
+// and ignores the choice.
+enum class Regime : uint8_t { kAuto, kDecode, kGemm };
+int64_t DecodeMaxTokens(Isa isa);
+
+// MatMul on a chosen level and regime. `isa` must be supported.
+void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
+                   float* y, base::ThreadPool* pool = nullptr);
+
+// Writes W[row, c0..c1) as float32 with the scalar definitions. For kMxfp4, c0 and c1 are multiples
+// of 32 (or c1 == cols).
+void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
+// DequantizeRow with `isa`'s SIMD conversion (what the GEMM packing uses); equal to the scalar one.
+void DequantizeRowWithIsa(Isa isa, const WeightMatrix& w, int64_t row, float* out);
+
+}  // namespace k3::kernels::detail

@@ -1,0 +1,73 @@
+// The per-ISA kernels behind MatMul (matmul.cc owns threading, packing of x and dispatch). The
+// *_avx2.cc and *_avx512.cc files that define them are compiled with their ISA's flags; they use
+// no standard-library code, so nothing compiled with those flags can be shared with (and run by)
+// baseline code through the linker.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/matmul.h"
+
+namespace k3::kernels::detail {
+
+// E8M0 scale byte -> float (2^(e-127); 0xFF is NaN), built at compile time.
+struct E8M0Table {
+  float value[256];
+};
+constexpr E8M0Table MakeE8M0Table() {
+  E8M0Table table{};
+  table.value[127] = 1.0f;
+  for (int e = 128; e < 255; ++e) table.value[e] = table.value[e - 1] * 2.0f;
+  for (int e = 126; e >= 0; --e) table.value[e] = table.value[e + 1] * 0.5f;
+  table.value[255] = std::numeric_limits<float>::quiet_NaN();
+  return table;
+}
+inline constexpr E8M0Table kE8M0 = MakeE8M0Table();
+
+// Decode regime: each call computes y[:, r0..r1) for all tokens.
+struct DecodeArgs {
+  // [tokens, cols] row-major. For kMxfp4 and kBF16, each whole group of `pair_group` columns is
+  // permuted so that its even columns come first, then its odd ones (a trailing partial group
+  // stays in order): the kernels then split weight pairs without shuffling them back.
+  const float* x = nullptr;
+  int64_t tokens = 0;
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;  // [tokens, rows]
+  // kFp8Block: the block is a multiple of the vector width and every scale * 2^120 is finite, so
+  // the kernel may fold 2^120 (the E4M3 exponent rebias) into the scale. Otherwise each row group
+  // is dequantised into `scratch` (kDecodeRowGroup * cols floats) first.
+  bool fp8_fast = false;
+};
+inline constexpr int kDecodeRowGroup = 4;
+
+// Gemm regime: x is packed once per call into token tiles; tile j holds tokens
+// [tile_start[j], tile_start[j + 1]) as [cols][tile size] at xpacked + tile_start[j] * cols.
+struct GemmArgs {
+  const float* xpacked = nullptr;
+  const int64_t* tile_start = nullptr;
+  int64_t num_tiles = 0;
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;  // [tokens, rows]
+};
+// Columns per packed weight panel block (a multiple of 32 so MXFP4 blocks never straddle).
+inline constexpr int64_t kGemmKc = 256;
+
+struct IsaKernels {
+  int lanes;              // floats per vector
+  int pair_group;         // x permutation group of the decode MXFP4 and BF16 kernels
+  int panel_rows;         // weight rows per GEMM panel
+  int max_tile_tokens;    // tokens per GEMM micro-tile
+  int64_t gemm_scratch;   // floats of scratch GemmPanel needs
+  void (*decode_rows)(const DecodeArgs& args, int64_t r0, int64_t r1, float* scratch);
+  // Computes y[:, r0..r0 + panel_rows) (clipped to rows).
+  void (*gemm_panel)(const GemmArgs& args, int64_t r0, float* scratch);
+  void (*dequantize_range)(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
+  // Runs `iterations` of register-resident FMA chains; returns the floating-point operations done.
+  double (*fma_loop)(int64_t iterations);
+};
+
+const IsaKernels& Avx2Kernels();
+const IsaKernels& Avx512Kernels();
+
+}  // namespace k3::kernels::detail

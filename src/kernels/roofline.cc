@@ -1,0 +1,139 @@
+#include "kernels/roofline.h"
+
+#include <emmintrin.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "base/aligned_buffer.h"
+#include "base/check.h"
+#include "kernels/matmul_kernels.h"
+#include "kernels/roofline_detail.h"
+
+namespace k3::kernels {
+namespace {
+
+// Seconds `fn` takes.
+template <typename Fn>
+double Time(const Fn& fn) {
+  auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs fn(i) for i in [0, n) on the pool (or the calling thread).
+void RunOnAll(base::ThreadPool* pool, size_t n, const std::function<void(size_t)>& fn) {
+  if (pool == nullptr) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+  } else {
+    pool->ParallelFor(n, fn);
+  }
+}
+
+size_t Threads(base::ThreadPool* pool) { return pool == nullptr ? 1 : pool->parallelism(); }
+
+// XOR of every 16-byte word in [p, p + words), read as kStreams interleaved sequential streams
+// with software prefetch: one stream per core leaves memory bandwidth unused on many servers.
+constexpr size_t kStreams = 4;
+constexpr size_t kPrefetchBytes = 16384;
+
+__m128i XorWords(const __m128i* p, size_t words) {
+  const size_t part = words / kStreams / 4 * 4;  // 16-byte words per stream, whole cache lines
+  const __m128i* s[kStreams];
+  for (size_t k = 0; k < kStreams; ++k) s[k] = p + k * part;
+  __m128i acc[kStreams];
+  for (__m128i& a : acc) a = _mm_setzero_si128();
+  for (size_t i = 0; i < part; i += 4) {
+    for (size_t k = 0; k < kStreams; ++k) {
+      _mm_prefetch(reinterpret_cast<const char*>(s[k] + i) + kPrefetchBytes, _MM_HINT_T0);
+      __m128i line = _mm_xor_si128(_mm_xor_si128(_mm_load_si128(s[k] + i), _mm_load_si128(s[k] + i + 1)),
+                                   _mm_xor_si128(_mm_load_si128(s[k] + i + 2), _mm_load_si128(s[k] + i + 3)));
+      acc[k] = _mm_xor_si128(acc[k], line);
+    }
+  }
+  for (size_t i = kStreams * part; i < words; ++i) acc[0] = _mm_xor_si128(acc[0], _mm_load_si128(p + i));
+  __m128i all = acc[0];
+  for (size_t k = 1; k < kStreams; ++k) all = _mm_xor_si128(all, acc[k]);
+  return all;
+}
+
+// Portable stand-in for the scalar level: 4-wide multiply-add pairs (SSE, no FMA).
+double MulAddLoop(int64_t iterations) {
+  using V = float __attribute__((vector_size(16)));
+  constexpr int kChains = 8;
+  V acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = V{} + (1.0f + 0.001f * static_cast<float>(i));
+  const V mul = V{} + 0.999999f, add = V{} + 1e-6f;
+  for (int64_t n = 0; n < iterations; ++n) {
+    for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * mul + add;
+  }
+  V sum = acc[0];
+  for (int i = 1; i < kChains; ++i) sum += acc[i];
+  volatile float sink = sum[0] + sum[1] + sum[2] + sum[3];
+  (void)sink;
+  return static_cast<double>(iterations) * kChains * 4 * 2;
+}
+
+}  // namespace
+
+double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes) {
+  K3_CHECK(bytes >= 4096 && passes >= 1);
+  const size_t words = bytes / 16;
+  base::AlignedBuffer<uint64_t> buffer(words * 2, 0x5A5A5A5A5A5A5A5Aull);
+  const auto* data = reinterpret_cast<const __m128i*>(buffer.data());
+  const size_t threads = Threads(pool);
+  std::vector<int> sinks(threads);
+  double best = 0.0;
+  for (int pass = 0; pass < passes; ++pass) {
+    double seconds = Time([&] {
+      RunOnAll(pool, threads, [&](size_t t) {
+        const size_t begin = words * t / threads, end = words * (t + 1) / threads;
+        sinks[t] = _mm_cvtsi128_si32(XorWords(data + begin, end - begin));
+      });
+    });
+    best = std::max(best, static_cast<double>(words * 16) / seconds / 1e9);
+  }
+  volatile int sink = 0;
+  for (int s : sinks) sink = sink ^ s;
+  return best;
+}
+
+double MeasureReadBandwidthGBs(base::ThreadPool* pool) {
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (llc <= 0) llc = 64L << 20;
+  const size_t bytes = std::clamp<size_t>(static_cast<size_t>(llc) * 4, size_t{256} << 20,
+                                          size_t{2} << 30);
+  return MeasureReadBandwidthGBs(pool, bytes, 3);
+}
+
+double MeasurePeakFp32Gflops(base::ThreadPool* pool) {
+  return detail::MeasurePeakFp32GflopsWithIsa(detail::BestIsa(), pool);
+}
+
+namespace detail {
+
+double MeasurePeakFp32GflopsWithIsa(Isa isa, base::ThreadPool* pool, int64_t iterations,
+                                    int runs) {
+  K3_CHECK(IsaSupported(isa)) << IsaName(isa);
+  double (*loop)(int64_t) = MulAddLoop;
+  if (isa == Isa::kAvx512) loop = Avx512Kernels().fma_loop;
+  if (isa == Isa::kAvx2) loop = Avx2Kernels().fma_loop;
+  const size_t threads = Threads(pool);
+  std::vector<double> flops(threads);
+  double best = 0.0;
+  for (int run = 0; run < runs; ++run) {
+    double seconds =
+        Time([&] { RunOnAll(pool, threads, [&](size_t t) { flops[t] = loop(iterations); }); });
+    double total = 0.0;
+    for (double f : flops) total += f;
+    best = std::max(best, total / seconds / 1e9);
+  }
+  return best;
+}
+
+}  // namespace detail
+}  // namespace k3::kernels

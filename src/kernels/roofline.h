@@ -1,0 +1,22 @@
+// The machine's physical limits that kernel throughput is judged against: streaming read bandwidth
+// from memory and the peak fp32 FMA rate, each with every thread of a pool (nullptr = the calling
+// thread). `k3 bench model` divides measured throughput by these.
+#pragma once
+
+#include <cstddef>
+
+#include "base/thread_pool.h"
+
+namespace k3::kernels {
+
+// GB/s (1e9 bytes) reading a buffer much larger than the last-level cache (4x its size, at least
+// 256 MiB, at most 2 GiB), split over the pool's threads; the best of a few passes.
+double MeasureReadBandwidthGBs(base::ThreadPool* pool);
+// The same over `bytes` bytes, best of `passes`.
+double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes);
+
+// GFLOP/s (an FMA counts 2) of independent register-resident FMA chains on the best SIMD level,
+// on every thread at once; the best of a few runs.
+double MeasurePeakFp32Gflops(base::ThreadPool* pool);
+
+}  // namespace k3::kernels

@@ -1,0 +1,28 @@
+#include "kernels/roofline.h"
+
+#include <gtest/gtest.h>
+
+#include "kernels/matmul_detail.h"
+#include "kernels/roofline_detail.h"
+
+namespace k3::kernels {
+namespace {
+
+TEST(RooflineTest, ReadBandwidthIsPositive) {
+  base::ThreadPool pool(2);
+  EXPECT_GT(MeasureReadBandwidthGBs(&pool, size_t{8} << 20, 2), 0.1);
+  EXPECT_GT(MeasureReadBandwidthGBs(nullptr, size_t{1} << 20, 1), 0.1);
+}
+
+TEST(RooflineTest, PeakGflopsPerIsaIsPositive) {
+  base::ThreadPool pool(2);
+  for (detail::Isa isa : detail::SupportedIsas()) {
+    EXPECT_GT(detail::MeasurePeakFp32GflopsWithIsa(isa, &pool, 20000, 2), 0.1)
+        << detail::IsaName(isa);
+    EXPECT_GT(detail::MeasurePeakFp32GflopsWithIsa(isa, nullptr, 20000, 1), 0.1)
+        << detail::IsaName(isa);
+  }
+}
+
+}  // namespace
+}  // namespace k3::kernels

@@ -1,0 +1,28 @@
+// How a forward batch lays its tokens out: all sequences' new tokens are stacked into one
+// [rows, hidden] activation; each sequence owns a contiguous row range.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace k3::model {
+
+struct SequenceRows {
+  int64_t row_begin = 0;           // first row of this sequence in the batch activation
+  int64_t rows = 0;                // new tokens
+  int64_t start_position = 0;      // tokens already processed (in the cache / state)
+  int state_slot = 0;              // KDA state slot
+  std::span<const int32_t> pages;  // MLA cache pages covering [0, start_position + rows)
+};
+
+enum class KdaMode { kAuto, kRecurrent, kChunked };
+enum class MlaMode { kAuto, kNaive, kAbsorbed };
+
+struct ForwardOptions {
+  KdaMode kda_mode = KdaMode::kAuto;
+  int kda_chunk = 64;
+  MlaMode mla_mode = MlaMode::kAuto;
+  bool mxfp8_experts = false;  // quantise routed-expert inputs to MXFP8 (E4M3, block 32)
+};
+
+}  // namespace k3::model

@@ -1,0 +1,35 @@
+// Helpers for the model's own hot loops (KDA recurrence, attention). K3_MULTIVERSION compiles a
+// function for AVX-512, AVX2+FMA and the x86-64-v2 baseline and picks one at load time (GCC
+// target_clones); inside such a function, Dot's 16 independent lanes let the compiler vectorise
+// the reduction without reassociating floating-point sums (which -O3 alone never does).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define K3_MULTIVERSION \
+  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#else
+#define K3_MULTIVERSION
+#endif
+
+namespace k3::model {
+
+__attribute__((always_inline)) inline float Dot(const float* a, const float* b, int64_t n) {
+  float lanes[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int l = 0; l < 16; ++l) lanes[l] += a[i + l] * b[i + l];
+  }
+  float sum = 0.0f;
+  for (; i < n; ++i) sum += a[i] * b[i];
+  for (int l = 0; l < 16; ++l) sum += lanes[l];
+  return sum;
+}
+
+// y[i] += a * x[i].
+__attribute__((always_inline)) inline void Axpy(float a, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+}  // namespace k3::model

@@ -1,0 +1,220 @@
+#include "weights/checkpoint.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <system_error>
+#include <utility>
+
+#include "weights/mapped_file.h"
+#include "weights/safetensors.h"
+
+namespace k3::weights {
+namespace {
+
+constexpr char kIndexFile[] = "model.safetensors.index.json";
+constexpr char kSingleFile[] = "model.safetensors";
+
+struct TensorLocation {
+  size_t shard = 0;  // index into Impl::shards
+  tensor::DType dtype = tensor::DType::kF32;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0;  // absolute offsets in the shard file
+  uint64_t end = 0;
+};
+
+struct Shard {
+  MappedFile file;
+  SafetensorsHeader header;
+};
+
+base::Result<Shard> LoadShard(const std::filesystem::path& path) {
+  K3_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
+  base::Result<SafetensorsHeader> header = ParseSafetensorsHeader(file.bytes());
+  if (!header.ok()) return header.status().WithContext(path.string());
+  return Shard{std::move(file), std::move(header).value()};
+}
+
+bool IsRegularFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);  // follows symlinks (Hugging Face caches)
+}
+
+// Shard names from the index must be plain file names inside the checkpoint folder.
+base::Status CheckShardName(const std::string& tensor, const std::string& shard) {
+  if (shard.empty() || shard == "." || shard == ".." ||
+      shard.find_first_of(std::string_view("/\\\0", 3)) != std::string::npos)
+    return base::DataLoss(std::string(kIndexFile) + ": tensor '" + tensor + "' names shard '" +
+                          shard + "', which is not a file name inside the checkpoint folder");
+  return base::Status::Ok();
+}
+
+// weight_map of the index: tensor name -> shard file name, each shard name checked.
+base::Result<std::map<std::string, std::string>> ReadWeightMap(const std::filesystem::path& path) {
+  K3_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
+  std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+  nlohmann::json index = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (index.is_discarded() || !index.is_object())
+    return base::DataLoss(path.string() + " is not a JSON object");
+  auto it = index.find("weight_map");
+  if (it == index.end() || !it->is_object())
+    return base::DataLoss(path.string() + " has no \"weight_map\" object");
+  std::map<std::string, std::string> weight_map;
+  for (const auto& [tensor, shard] : it->items()) {
+    if (!shard.is_string())
+      return base::DataLoss(path.string() + ": shard of tensor '" + tensor + "' is not a string");
+    K3_RETURN_IF_ERROR(CheckShardName(tensor, shard.get<std::string>()));
+    weight_map[tensor] = shard.get<std::string>();
+  }
+  return weight_map;
+}
+
+// *.safetensors regular files in DIR, sorted by name.
+base::Result<std::vector<std::filesystem::path>> ListShards(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> shards;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".safetensors" && IsRegularFile(it->path()))
+      shards.push_back(it->path());
+  }
+  if (ec) return base::NotFound("cannot list " + dir.string() + ": " + ec.message());
+  if (shards.empty())
+    return base::NotFound(dir.string() + " has no " + kIndexFile + ", " + kSingleFile +
+                          " or other *.safetensors file");
+  std::sort(shards.begin(), shards.end());
+  return shards;
+}
+
+const SafetensorsEntry* FindEntry(const SafetensorsHeader& header, std::string_view name) {
+  auto it =
+      std::lower_bound(header.tensors.begin(), header.tensors.end(), name,
+                       [](const SafetensorsEntry& e, std::string_view n) { return e.name < n; });
+  return it != header.tensors.end() && it->name == name ? &*it : nullptr;
+}
+
+TensorLocation Locate(size_t shard, const SafetensorsEntry& entry) {
+  return {shard, entry.dtype, entry.shape, entry.begin, entry.end};
+}
+
+}  // namespace
+
+struct Checkpoint::Impl {
+  std::filesystem::path dir;
+  std::string config_json;
+  std::vector<MappedFile> shards;
+  std::map<std::string, TensorLocation, std::less<>> tensors;
+  uint64_t mapped_bytes = 0;
+
+  size_t AddShard(MappedFile file) {
+    mapped_bytes += file.size();
+    shards.push_back(std::move(file));
+    return shards.size() - 1;
+  }
+  base::Status LoadIndexed(const std::filesystem::path& index_path);
+  base::Status LoadAll(const std::vector<std::filesystem::path>& paths);
+};
+
+// Maps each distinct shard of the weight_map once and places every listed tensor. Tensors a shard
+// holds but the index does not list are not exposed.
+base::Status Checkpoint::Impl::LoadIndexed(const std::filesystem::path& index_path) {
+  K3_ASSIGN_OR_RETURN(auto weight_map, ReadWeightMap(index_path));
+  std::map<std::string, std::pair<size_t, SafetensorsHeader>> loaded;  // shard name -> index
+  for (const auto& [name, shard_name] : weight_map) {
+    auto it = loaded.find(shard_name);
+    if (it == loaded.end()) {
+      base::Result<Shard> shard = LoadShard(dir / shard_name);
+      if (!shard.ok())
+        return shard.status().WithContext(std::string(kIndexFile) + " shard '" + shard_name + "'");
+      size_t id = AddShard(std::move(shard->file));
+      it = loaded.emplace(shard_name, std::make_pair(id, std::move(shard->header))).first;
+    }
+    const SafetensorsEntry* entry = FindEntry(it->second.second, name);
+    if (entry == nullptr)
+      return base::DataLoss("tensor '" + name + "' is listed in " + kIndexFile + " for shard '" +
+                            shard_name + "' but that shard does not hold it");
+    tensors.emplace(name, Locate(it->second.first, *entry));
+  }
+  return base::Status::Ok();
+}
+
+// Every tensor of every shard; a name in two shards is ambiguous and rejected.
+base::Status Checkpoint::Impl::LoadAll(const std::vector<std::filesystem::path>& paths) {
+  std::vector<std::string> owner;  // shard file name per shard id, for messages
+  for (const std::filesystem::path& path : paths) {
+    K3_ASSIGN_OR_RETURN(Shard shard, LoadShard(path));
+    size_t id = AddShard(std::move(shard.file));
+    owner.push_back(path.filename().string());
+    for (const SafetensorsEntry& entry : shard.header.tensors) {
+      auto [it, inserted] = tensors.emplace(entry.name, Locate(id, entry));
+      if (!inserted)
+        return base::DataLoss("tensor '" + entry.name + "' appears in both " +
+                              owner[it->second.shard] + " and " + owner[id] + " in " +
+                              dir.string());
+    }
+  }
+  return base::Status::Ok();
+}
+
+Checkpoint::Checkpoint(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Checkpoint::Checkpoint(Checkpoint&&) noexcept = default;
+Checkpoint& Checkpoint::operator=(Checkpoint&&) noexcept = default;
+Checkpoint::~Checkpoint() = default;
+
+base::Result<Checkpoint> Checkpoint::Open(const std::filesystem::path& dir) {
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  K3_ASSIGN_OR_RETURN(MappedFile config, MappedFile::Open(dir / "config.json"));
+  impl->config_json.assign(reinterpret_cast<const char*>(config.bytes().data()), config.size());
+  if (IsRegularFile(dir / kIndexFile)) {
+    K3_RETURN_IF_ERROR(impl->LoadIndexed(dir / kIndexFile));
+  } else if (IsRegularFile(dir / kSingleFile)) {
+    K3_RETURN_IF_ERROR(impl->LoadAll({dir / kSingleFile}));
+  } else {
+    K3_ASSIGN_OR_RETURN(auto paths, ListShards(dir));
+    K3_RETURN_IF_ERROR(impl->LoadAll(paths));
+  }
+  return Checkpoint(std::move(impl));
+}
+
+const std::filesystem::path& Checkpoint::dir() const { return impl_->dir; }
+const std::string& Checkpoint::config_json() const { return impl_->config_json; }
+
+bool Checkpoint::Contains(std::string_view name) const {
+  return impl_->tensors.find(name) != impl_->tensors.end();
+}
+
+std::vector<std::string> Checkpoint::TensorNames() const {
+  std::vector<std::string> names;
+  names.reserve(impl_->tensors.size());
+  for (const auto& [name, location] : impl_->tensors) names.push_back(name);
+  return names;  // std::map order: sorted
+}
+
+base::Result<tensor::TensorView> Checkpoint::Get(std::string_view name) const {
+  auto it = impl_->tensors.find(name);
+  if (it == impl_->tensors.end())
+    return base::NotFound("tensor '" + std::string(name) + "' is missing from the checkpoint (" +
+                          impl_->dir.string() + ")");
+  const TensorLocation& t = it->second;
+  std::span<const std::byte> file = impl_->shards[t.shard].bytes();
+  return tensor::TensorView{t.dtype, t.shape, file.subspan(t.begin, t.end - t.begin)};
+}
+
+base::Result<tensor::TensorView> Checkpoint::Get(std::string_view name, tensor::DType dtype,
+                                                 std::span<const int64_t> shape) const {
+  K3_ASSIGN_OR_RETURN(tensor::TensorView view, Get(name));
+  if (view.dtype != dtype)
+    return base::InvalidArgument("tensor '" + std::string(name) + "' has dtype " +
+                                 std::string(tensor::DTypeName(view.dtype)) + ", expected " +
+                                 std::string(tensor::DTypeName(dtype)));
+  if (!std::equal(view.shape.begin(), view.shape.end(), shape.begin(), shape.end()))
+    return base::InvalidArgument("tensor '" + std::string(name) + "' has shape " +
+                                 tensor::ShapeToString(view.shape) + ", expected " +
+                                 tensor::ShapeToString(shape));
+  return view;
+}
+
+uint64_t Checkpoint::mapped_bytes() const { return impl_->mapped_bytes; }
+
+}  // namespace k3::weights
