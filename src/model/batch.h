@@ -20,7 +20,8 @@ enum class MlaMode { kAuto, kNaive, kAbsorbed };
 
 struct ForwardOptions {
   KdaMode kda_mode = KdaMode::kAuto;
-  int kda_chunk = 64;
+  int kda_chunk =
+      16;  // K3: 16 x -5 >= -80 keeps every chunk on the factorised path (docs/model.md)
   MlaMode mla_mode = MlaMode::kAuto;
   bool mxfp8_experts = false;  // quantise routed-expert inputs to MXFP8 (E4M3, block 32)
 };

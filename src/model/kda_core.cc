@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "model/vector_math.h"
 #include "model/vectorize.h"
 
 namespace k3::model {
@@ -16,7 +17,7 @@ void KdaRecurrentStep(const float* q, const float* k, const float* v, const floa
   sk.assign(value_dim, 0.0f);
   for (int a = 0; a < key_dim; ++a) {
     float* row = state + static_cast<int64_t>(a) * value_dim;
-    const float decay = std::exp(g[a]);
+    const float decay = FastExp(g[a]);
     const float ka = k[a];
     for (int b = 0; b < value_dim; ++b) {
       row[b] *= decay;
@@ -54,7 +55,7 @@ K3_MULTIVERSION void OneChunk(const KdaChunkInput& in, int64_t t0, int64_t n, in
   }
   for (int64_t t = 0; t < n; ++t) {
     const float* kt = row(in.k, t);
-    for (int a = 0; a < kd; ++a) kg[t * kd + a] = std::exp(G[t * kd + a]) * kt[a];
+    for (int a = 0; a < kd; ++a) kg[t * kd + a] = FastExp(G[t * kd + a]) * kt[a];
   }
   // A[r,i] = beta_r sum_d k_r exp(G_r - G_i) k_i (i < r);  Aqk[r,j] likewise with q_r, j <= r.
   // When the chunk's total decay stays above -80, exp(G_r - G_i) = exp(G_r) exp(-G_i) with both
@@ -68,7 +69,7 @@ K3_MULTIVERSION void OneChunk(const KdaChunkInput& in, int64_t t0, int64_t n, in
       const float* kt = row(in.k, t);
       const float* qt = row(in.q, t);
       for (int a = 0; a < kd; ++a) {
-        const float up = std::exp(G[t * kd + a]);
+        const float up = FastExp(G[t * kd + a]);
         k_pos[t * kd + a] = kt[a] * up;
         q_pos[t * kd + a] = qt[a] * up;
         k_neg[t * kd + a] = kt[a] / up;
@@ -89,7 +90,7 @@ K3_MULTIVERSION void OneChunk(const KdaChunkInput& in, int64_t t0, int64_t n, in
       const float beta_r = in.beta[(t0 + r) * in.beta_stride];
       for (int64_t i = 0; i <= r; ++i) {
         const float* ki = row(in.k, i);
-        for (int a = 0; a < kd; ++a) e[a] = std::exp(G[r * kd + a] - G[i * kd + a]) * ki[a];
+        for (int a = 0; a < kd; ++a) e[a] = FastExp(G[r * kd + a] - G[i * kd + a]) * ki[a];
         if (i < r) A[r * n + i] = beta_r * Dot(kr, e.data(), kd);
         Aqk[r * n + i] = Dot(qr, e.data(), kd);
       }
@@ -119,7 +120,7 @@ K3_MULTIVERSION void OneChunk(const KdaChunkInput& in, int64_t t0, int64_t n, in
     const float* qr = row(in.q, r);
     for (int b = 0; b < vd; ++b) out[b] = 0.0f;
     for (int a = 0; a < kd; ++a) {
-      const float c = qr[a] * std::exp(G[r * kd + a]);
+      const float c = qr[a] * FastExp(G[r * kd + a]);
       const float* srow = state + static_cast<int64_t>(a) * vd;
       for (int b = 0; b < vd; ++b) out[b] += c * srow[b];
     }
@@ -133,10 +134,10 @@ K3_MULTIVERSION void OneChunk(const KdaChunkInput& in, int64_t t0, int64_t n, in
   const float* g_last = &G[(n - 1) * kd];
   for (int a = 0; a < kd; ++a) {
     float* srow = state + static_cast<int64_t>(a) * vd;
-    const float decay = std::exp(g_last[a]);
+    const float decay = FastExp(g_last[a]);
     for (int b = 0; b < vd; ++b) srow[b] *= decay;
     for (int64_t r = 0; r < n; ++r) {
-      const float c = std::exp(g_last[a] - G[r * kd + a]) * row(in.k, r)[a];
+      const float c = FastExp(g_last[a] - G[r * kd + a]) * row(in.k, r)[a];
       const float* vr = &vn[r * vd];
       for (int b = 0; b < vd; ++b) srow[b] += c * vr[b];
     }

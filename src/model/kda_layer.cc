@@ -7,14 +7,16 @@
 #include "kernels/matmul.h"
 #include "model/kda_core.h"
 #include "model/ops.h"
+#include "model/vectorize.h"
 
 namespace k3::model {
 namespace {
 
 // Causal depthwise convolution over one sequence's rows of `raw` ([rows, p] at stride p) with
 // `history` ([taps - 1, p], oldest first), then SiLU; history is advanced to the newest inputs.
-void ShortConv(const float* raw, int64_t rows, int64_t p, const std::vector<float>& taps_w,
-               int taps, float* history, float* out) {
+K3_MULTIVERSION void ShortConv(const float* raw, int64_t rows, int64_t p,
+                               const std::vector<float>& taps_w, int taps, float* history,
+                               float* out) {
   const int64_t keep = taps - 1;
   std::vector<float> ext((keep + rows) * p);
   std::memcpy(ext.data(), history, keep * p * sizeof(float));
@@ -68,7 +70,8 @@ Projections Project(const ModelConfig& c, const KdaWeights& w, const float* x, i
 }
 
 // Turns raw gate projections into log decays (spec §2.2) and beta logits into beta, in place.
-void Gates(const ModelConfig& c, const KdaWeights& w, int64_t rows, Projections& pr) {
+K3_MULTIVERSION void Gates(const ModelConfig& c, const KdaWeights& w, int64_t rows,
+                           Projections& pr) {
   const int64_t h = c.kda.num_heads, kd = c.kda.head_dim, p = h * kd;
   for (int64_t t = 0; t < rows; ++t) {
     for (int64_t head = 0; head < h; ++head) {

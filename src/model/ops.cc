@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/vectorize.h"
+
 namespace k3::model {
 
 void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out) {
@@ -15,25 +17,23 @@ void RmsNormRows(const float* x, const float* w, int64_t rows, int64_t n, float 
   for (int64_t r = 0; r < rows; ++r) RmsNorm(x + r * n, w, n, eps, out + r * n);
 }
 
-void SiluAndMul(const float* gate, const float* up, int64_t n, float* out) {
+K3_MULTIVERSION void SiluAndMul(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = Silu(gate[i]) * up[i];
 }
 
-void SituAndMul(const float* gate, const float* up, int64_t n, float beta, float linear_beta,
-                float* out) {
+K3_MULTIVERSION void SituAndMul(const float* gate, const float* up, int64_t n, float beta,
+                                float linear_beta, float* out) {
   for (int64_t i = 0; i < n; ++i) {
-    const float g = beta * std::tanh(gate[i] / beta) * Sigmoid(gate[i]);
-    out[i] = g * (linear_beta * std::tanh(up[i] / linear_beta));
+    const float g = beta * FastTanh(gate[i] / beta) * FastSigmoid(gate[i]);
+    out[i] = g * (linear_beta * FastTanh(up[i] / linear_beta));
   }
 }
 
-void Softmax(float* x, int64_t n) {
+K3_MULTIVERSION void Softmax(float* x, int64_t n) {
   const float max = *std::max_element(x, x + n);
+  for (int64_t i = 0; i < n; ++i) x[i] = FastExp(x[i] - max);
   double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
-  }
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
   const float inv = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdint>
 
+#include "model/vector_math.h"
+
 namespace k3::model {
 
-inline float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-inline float Silu(float x) { return x * Sigmoid(x); }
+inline float Sigmoid(float x) { return FastSigmoid(x); }
+inline float Silu(float x) { return FastSilu(x); }
 // log(1 + e^x) without overflow.
 inline float Softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 

@@ -7,8 +7,7 @@
 #include <cstdint>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define K3_MULTIVERSION \
-  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#define K3_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define K3_MULTIVERSION
 #endif

@@ -1,0 +1,41 @@
+// The vectorisable exp/sigmoid/tanh against libm in double, across the whole useful range.
+#include "model/vector_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace k3::model {
+namespace {
+
+double RelativeError(double got, double want) {
+  return std::fabs(got - want) / std::max(std::fabs(want), 1e-30);
+}
+
+TEST(VectorMath, ExpIsWithinFewUlp) {
+  double worst = 0;
+  for (float x = -87.0f; x < 88.0f; x += 0.00137f)
+    worst = std::max(worst, RelativeError(FastExp(x), std::exp(double(x))));
+  EXPECT_LT(worst, 4e-7);
+  EXPECT_EQ(FastExp(0.0f), 1.0f);
+  EXPECT_GT(FastExp(-200.0f), 0.0f);
+  EXPECT_TRUE(std::isfinite(FastExp(200.0f)));
+}
+
+TEST(VectorMath, TanhAndSigmoidAreAccurateIncludingNearZero) {
+  double worst_tanh = 0, worst_sigmoid = 0;
+  for (float x = -30.0f; x < 30.0f; x += 0.00071f) {
+    worst_tanh = std::max(worst_tanh, RelativeError(FastTanh(x), std::tanh(double(x))));
+    worst_sigmoid =
+        std::max(worst_sigmoid, RelativeError(FastSigmoid(x), 1.0 / (1.0 + std::exp(-double(x)))));
+  }
+  for (float x = 1e-8f; x < 0.2f; x *= 1.01f) {
+    worst_tanh = std::max(worst_tanh, RelativeError(FastTanh(x), std::tanh(double(x))));
+    worst_tanh = std::max(worst_tanh, RelativeError(FastTanh(-x), std::tanh(-double(x))));
+  }
+  EXPECT_LT(worst_tanh, 1e-6);
+  EXPECT_LT(worst_sigmoid, 1e-6);
+}
+
+}  // namespace
+}  // namespace k3::model
