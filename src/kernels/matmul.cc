@@ -1,8 +1,11 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "base/aligned_buffer.h"
@@ -16,6 +19,28 @@ namespace detail {
 namespace {
 
 int64_t ScaleCols(const WeightMatrix& w) { return (w.cols + w.block - 1) / w.block; }
+
+// tensor::F16ToFloat without its ldexp calls (the scalar path converts every weight).
+float F16ToFloatFast(uint16_t h) {
+  const uint32_t sign = uint32_t{h & 0x8000u} << 16;
+  const uint32_t exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  if (exponent == 0) {
+    const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;  // exact
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+// tensor::E4M3ToFloat for every byte.
+const std::array<float, 256>& E4M3Table() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t;
+    for (int b = 0; b < 256; ++b) t[b] = tensor::E4M3ToFloat(static_cast<uint8_t>(b));
+    return t;
+  }();
+  return table;
+}
 
 void CheckWeights(const WeightMatrix& w) {
   K3_CHECK(w.rows >= 0 && w.cols >= 0) << "bad weight shape " << w.rows << " x " << w.cols;
@@ -117,12 +142,13 @@ std::vector<float> PermuteEvenOdd(const float* x, int64_t tokens, int64_t cols, 
   return out;
 }
 
-// Whether every block scale times 2^120 is representable, so the E4M3 rebias can be folded in.
+// Whether every block scale times 256 is representable, so the kernels may fold the 256 of their
+// E4M3 conversion into it.
 bool Fp8ScalesFoldable(const WeightMatrix& w) {
   const int64_t n = (w.rows + w.block - 1) / w.block * ScaleCols(w);
   for (int64_t i = 0; i < n; ++i) {
     const float s = w.block_scales[i];
-    if (std::isfinite(s) && std::fabs(s) >= 256.0f) return false;
+    if (std::isfinite(s) && std::fabs(s) >= 0x1p120f) return false;
   }
   return true;
 }
@@ -165,18 +191,15 @@ void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const Weigh
     tile_start[j + 1] = tile_start[j] + tokens / num_tiles + (j < tokens % num_tiles ? 1 : 0);
   }
   // Tile j as [cols][mr] at tile_start[j] * cols.
-  base::AlignedBuffer<float> packed(static_cast<size_t>(tokens * cols), 0.0f);
+  auto packed = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(tokens * cols));
   SplitRange(num_tiles, 1, TaskCount(pool, tokens * cols * 16), pool, [&](int64_t j0, int64_t j1) {
     for (int64_t j = j0; j < j1; ++j) {
-      const int64_t t0 = tile_start[j], mr = tile_start[j + 1] - t0;
-      float* dst = packed.data() + t0 * cols;
-      for (int64_t c = 0; c < cols; ++c) {
-        for (int64_t i = 0; i < mr; ++i) dst[c * mr + i] = x[(t0 + i) * cols + c];
-      }
+      const int64_t t0 = tile_start[j];
+      k.pack_tokens(x + t0 * cols, cols, tile_start[j + 1] - t0, packed.get() + t0 * cols);
     }
   });
   GemmArgs args;
-  args.xpacked = packed.data();
+  args.xpacked = packed.get();
   args.tile_start = tile_start.data();
   args.num_tiles = num_tiles;
   args.w = &w;
@@ -190,6 +213,32 @@ void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const Weigh
 }
 
 }  // namespace
+
+// W[row, :] with the tensor/numeric.h conversions and nothing else: what MatMulReference means.
+void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out) {
+  const int64_t cols = w.cols;
+  for (int64_t c = 0; c < cols; ++c) {
+    switch (w.format) {
+      case WeightFormat::kF32: out[c] = static_cast<const float*>(w.data)[row * cols + c]; break;
+      case WeightFormat::kBF16:
+        out[c] = tensor::Bf16ToFloat(static_cast<const uint16_t*>(w.data)[row * cols + c]);
+        break;
+      case WeightFormat::kF16:
+        out[c] = tensor::F16ToFloat(static_cast<const uint16_t*>(w.data)[row * cols + c]);
+        break;
+      case WeightFormat::kMxfp4: {
+        const uint8_t byte = static_cast<const uint8_t*>(w.data)[row * (cols / 2) + c / 2];
+        out[c] = tensor::E2M1ToFloat(c % 2 == 0 ? byte & 0xF : byte >> 4) *
+                 tensor::E8M0ToFloat(w.mx_scales[row * (cols / 32) + c / 32]);
+        break;
+      }
+      case WeightFormat::kFp8Block:
+        out[c] = tensor::E4M3ToFloat(static_cast<const uint8_t*>(w.data)[row * cols + c]) *
+                 w.block_scales[row / w.block * ScaleCols(w) + c / w.block];
+        break;
+    }
+  }
+}
 
 const char* IsaName(Isa isa) {
   switch (isa) {
@@ -223,11 +272,13 @@ std::vector<Isa> SupportedIsas() {
   return isas;
 }
 
-int64_t DecodeMaxTokens(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512: return 8;
-    case Isa::kAvx2: return 8;
-    default: return 0;
+int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
+  if (isa == Isa::kScalar) return 0;
+  switch (format) {
+    case WeightFormat::kF32:
+    case WeightFormat::kBF16:
+    case WeightFormat::kF16: return 32;
+    default: return 12;
   }
 }
 
@@ -244,7 +295,7 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (isa == Isa::kScalar) return MatMulScalar(x, tokens, w, y, pool);
   const IsaKernels& k = Kernels(isa);
   if (regime == Regime::kAuto) {
-    regime = tokens <= DecodeMaxTokens(isa) ? Regime::kDecode : Regime::kGemm;
+    regime = tokens <= DecodeMaxTokens(isa, w.format) ? Regime::kDecode : Regime::kGemm;
   }
   if (regime == Regime::kDecode) return MatMulDecode(k, x, tokens, w, y, pool);
   MatMulGemm(k, x, tokens, w, y, pool);
@@ -265,7 +316,7 @@ void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
     }
     case WeightFormat::kF16: {
       const uint16_t* p = static_cast<const uint16_t*>(w.data) + row * cols;
-      for (int64_t c = c0; c < c1; ++c) out[c - c0] = tensor::F16ToFloat(p[c]);
+      for (int64_t c = c0; c < c1; ++c) out[c - c0] = F16ToFloatFast(p[c]);
       return;
     }
     case WeightFormat::kMxfp4: {
@@ -274,16 +325,15 @@ void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
       for (int64_t c = c0; c < c1; ++c) {
         const uint8_t byte = p[c / 2];
         const uint8_t nibble = c % 2 == 0 ? byte & 0xF : byte >> 4;
-        out[c - c0] = tensor::E2M1ToFloat(nibble) * tensor::E8M0ToFloat(scales[c / 32]);
+        out[c - c0] = tensor::E2M1ToFloat(nibble) * kE8M0.value[scales[c / 32]];
       }
       return;
     }
     case WeightFormat::kFp8Block: {
       const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * cols;
       const float* scales = w.block_scales + row / w.block * ScaleCols(w);
-      for (int64_t c = c0; c < c1; ++c) {
-        out[c - c0] = tensor::E4M3ToFloat(p[c]) * scales[c / w.block];
-      }
+      const std::array<float, 256>& e4m3 = E4M3Table();
+      for (int64_t c = c0; c < c1; ++c) out[c - c0] = e4m3[p[c]] * scales[c / w.block];
       return;
     }
   }
@@ -307,7 +357,7 @@ void MatMulReference(const float* x, int64_t tokens, const WeightMatrix& w, floa
   detail::CheckWeights(w);
   std::vector<float> row(static_cast<size_t>(w.cols));
   for (int64_t r = 0; r < w.rows; ++r) {
-    detail::DequantizeRange(w, r, 0, w.cols, row.data());
+    detail::DequantizeByDefinition(w, r, row.data());
     for (int64_t t = 0; t < tokens; ++t) {
       double acc = 0.0;
       for (int64_t c = 0; c < w.cols; ++c) {

@@ -45,9 +45,10 @@ struct alignas(32) TailBytes {
   }
 };
 
-K3_INLINE __m256 E4M3Bits(__m128i bytes) {  // see matmul_avx512.cc
-  __m256i v = _mm256_slli_epi32(_mm256_cvtepi8_epi32(bytes), 20);
-  return _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0x87F00000u))));
+// The low 8 E4M3 bytes -> their values / 256, exactly (see matmul_avx512.cc).
+K3_INLINE __m256 E4M3Over256(__m128i bytes) {
+  __m128i h = _mm_slli_epi16(_mm_cvtepi8_epi16(bytes), 7);
+  return _mm256_cvtph_ps(_mm_and_si128(h, _mm_set1_epi16(static_cast<short>(0xBF80))));
 }
 
 // 8 weights from element pointer p (already offset to the column).
@@ -63,7 +64,7 @@ K3_INLINE __m256 LoadWeights(const uint8_t* p, __m256 fp8_scale) {
   } else {
     static_assert(F == WeightFormat::kFp8Block);
     __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-    return _mm256_mul_ps(E4M3Bits(b), fp8_scale);
+    return _mm256_mul_ps(E4M3Over256(b), fp8_scale);  // fp8_scale: tile scale * 256
   }
 }
 
@@ -140,7 +141,7 @@ void DecodeTile(const void* const* rows, const float* const* fp8_scales, int64_t
   __m256 scale[kRows] = {};
   if constexpr (F == WeightFormat::kFp8Block) {
     for (int64_t cb = 0, bi = 0; cb < cols; cb += block, ++bi) {
-      for (int i = 0; i < kRows; ++i) scale[i] = _mm256_set1_ps(fp8_scales[i][bi] * 0x1p120f);
+      for (int i = 0; i < kRows; ++i) scale[i] = _mm256_set1_ps(fp8_scales[i][bi] * 256.0f);
       const int64_t end = Min(cb + block, cols);
       int64_t c = cb;
       for (; c + kLanes <= end; c += kLanes) {
@@ -306,61 +307,80 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
 
 // ---- Dequantisation ----
 
-template <WeightFormat F>
-void ConvertRange(const void* row, int64_t c0, int64_t c1, float* out) {
-  int64_t c = c0;
-  for (; c + kLanes <= c1; c += kLanes) {
-    _mm256_storeu_ps(out + (c - c0), LoadRow<F, false>(row, c, kLanes, __m256()));
+const void* RowPointer(const WeightMatrix& w, int64_t row) {
+  const int64_t row_bytes =
+      w.format == WeightFormat::kMxfp4 ? w.cols / 2 : w.cols * ElementBytes(w.format);
+  return static_cast<const uint8_t*>(w.data) + row * row_bytes;
+}
+
+const float* Fp8ScaleRow(const WeightMatrix& w, int64_t row) {
+  return w.block_scales + row / w.block * ((w.cols + w.block - 1) / w.block);
+}
+
+// 8 weights of `row` from column c (n of them when kPartial; the rest 0) exactly as the scalar
+// definitions give them, E4M3 NaN codes included. kFp8Block: `scale` is the tile's scale.
+template <WeightFormat F, bool kPartial>
+K3_INLINE __m256 LoadExact(const void* row, int64_t c, int64_t n, __m256 scale) {
+  if constexpr (F == WeightFormat::kFp8Block) {
+    const __m256i k7f = _mm256_set1_epi32(0x7F);
+    const uint8_t* p = static_cast<const uint8_t*>(row) + c;
+    __m128i b;
+    if constexpr (kPartial) {
+      TailBytes tail(p, n);
+      b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(tail.bytes));
+    } else {
+      b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    }
+    // Exact: times 256 restores the E4M3 value; times the scale rounds once.
+    __m256 v = _mm256_mul_ps(_mm256_mul_ps(E4M3Over256(b), _mm256_set1_ps(256.0f)), scale);
+    __m256i code = _mm256_and_si256(_mm256_cvtepu8_epi32(b), k7f);
+    return _mm256_blendv_ps(v, _mm256_set1_ps(__builtin_nanf("")),
+                            _mm256_castsi256_ps(_mm256_cmpeq_epi32(code, k7f)));
+  } else {
+    return LoadRow<F, kPartial>(row, c, n, scale);
   }
-  if (c < c1) {
-    _mm256_maskstore_ps(out + (c - c0), LaneMask(c1 - c), LoadRow<F, true>(row, c, c1 - c, __m256()));
+}
+
+template <WeightFormat F>
+void ConvertRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
+  const void* p = RowPointer(w, row);
+  const int64_t step = F == WeightFormat::kFp8Block ? w.block : c1 - c0;
+  const float* scales = F == WeightFormat::kFp8Block ? Fp8ScaleRow(w, row) : nullptr;
+  for (int64_t c = c0; c < c1;) {
+    const int64_t end = F == WeightFormat::kFp8Block ? Min((c / step + 1) * step, c1) : c1;
+    const __m256 scale = F == WeightFormat::kFp8Block ? _mm256_set1_ps(scales[c / step]) : __m256();
+    for (; c + kLanes <= end; c += kLanes) {
+      _mm256_storeu_ps(out + (c - c0), LoadExact<F, false>(p, c, kLanes, scale));
+    }
+    if (c < end) {
+      _mm256_maskstore_ps(out + (c - c0), LaneMask(end - c), LoadExact<F, true>(p, c, end - c, scale));
+      c = end;
+    }
+  }
+}
+
+void ConvertRangeMxfp4(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
+  const auto* bytes = static_cast<const uint8_t*>(RowPointer(w, row));
+  const uint8_t* scales = w.mx_scales + row * (w.cols / 32);
+  const __m256 lut = _mm256_load_ps(kE2M1Magnitudes);
+  for (int64_t c = c0; c < c1; c += 16) {
+    const __m256 mag = _mm256_mul_ps(lut, _mm256_set1_ps(kE8M0.value[scales[c / 32]]));
+    __m256i d = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + c / 2)));
+    __m256 even = DecodeNibbles<0>(d, mag), odd = DecodeNibbles<4>(d, mag);
+    __m256 lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);
+    _mm256_storeu_ps(out + (c - c0), _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(out + (c - c0) + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
   }
 }
 
 void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
-  const int64_t cols = w.cols;
-  const void* p = static_cast<const uint8_t*>(w.data) + row * cols * ElementBytes(w.format);
   switch (w.format) {
-    case WeightFormat::kF32: return ConvertRange<WeightFormat::kF32>(p, c0, c1, out);
-    case WeightFormat::kBF16: return ConvertRange<WeightFormat::kBF16>(p, c0, c1, out);
-    case WeightFormat::kF16: return ConvertRange<WeightFormat::kF16>(p, c0, c1, out);
-    case WeightFormat::kFp8Block: {
-      const auto* bytes = static_cast<const uint8_t*>(p);
-      const int64_t scale_cols = (cols + w.block - 1) / w.block;
-      const float* scales = w.block_scales + row / w.block * scale_cols;
-      const __m256i k7f = _mm256_set1_epi32(0x7F);
-      const __m256 nan = _mm256_set1_ps(__builtin_nanf(""));
-      for (int64_t c = c0; c < c1;) {
-        const int64_t bi = c / w.block;
-        const int64_t end = Min((bi + 1) * w.block, c1);
-        const __m256 scale = _mm256_set1_ps(scales[bi]);
-        for (; c < end; c += kLanes) {
-          const int64_t n = Min(kLanes, end - c);
-          TailBytes chunk(bytes + c, n);
-          __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(chunk.bytes));
-          __m256 v = _mm256_mul_ps(_mm256_mul_ps(E4M3Bits(b), _mm256_set1_ps(0x1p120f)), scale);
-          __m256i code = _mm256_and_si256(_mm256_cvtepu8_epi32(b), k7f);
-          v = _mm256_blendv_ps(v, nan, _mm256_castsi256_ps(_mm256_cmpeq_epi32(code, k7f)));
-          _mm256_maskstore_ps(out + (c - c0), LaneMask(n), v);
-        }
-        c = end;
-      }
-      return;
-    }
-    case WeightFormat::kMxfp4: {
-      const uint8_t* bytes = static_cast<const uint8_t*>(w.data) + row * (cols / 2);
-      const uint8_t* scales = w.mx_scales + row * (cols / 32);
-      const __m256 lut = _mm256_load_ps(kE2M1Magnitudes);
-      for (int64_t c = c0; c < c1; c += 16) {
-        const __m256 mag = _mm256_mul_ps(lut, _mm256_set1_ps(kE8M0.value[scales[c / 32]]));
-        __m256i d = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + c / 2)));
-        __m256 even = DecodeNibbles<0>(d, mag), odd = DecodeNibbles<4>(d, mag);
-        __m256 lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);
-        _mm256_storeu_ps(out + (c - c0), _mm256_permute2f128_ps(lo, hi, 0x20));
-        _mm256_storeu_ps(out + (c - c0) + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
-      }
-      return;
-    }
+    case WeightFormat::kF32: return ConvertRange<WeightFormat::kF32>(w, row, c0, c1, out);
+    case WeightFormat::kBF16: return ConvertRange<WeightFormat::kBF16>(w, row, c0, c1, out);
+    case WeightFormat::kF16: return ConvertRange<WeightFormat::kF16>(w, row, c0, c1, out);
+    case WeightFormat::kFp8Block:
+      return ConvertRange<WeightFormat::kFp8Block>(w, row, c0, c1, out);
+    case WeightFormat::kMxfp4: return ConvertRangeMxfp4(w, row, c0, c1, out);
   }
 }
 
@@ -426,6 +446,88 @@ constexpr MicroFn kMicro[kMaxTileTokens + 1] = {nullptr,      GemmMicro<1>, Gemm
                                                 GemmMicro<3>, GemmMicro<4>, GemmMicro<5>,
                                                 GemmMicro<6>};
 
+// Packs W[r0 .. r0 + 16, k0 .. k0 + kn) as bp[k][16] (rows past the matrix are 0), converting
+// 8 x 8 blocks in registers. Needs F != kMxfp4, and for kFp8Block a block that is a multiple of 8.
+template <WeightFormat F>
+void PackPanelDirect(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp) {
+  for (int g = 0; g < kPanelRows / kLanes; ++g) {
+    const void* rows[kLanes] = {};
+    const float* scales[kLanes] = {};
+    int valid = 0;
+    for (int i = 0; i < kLanes; ++i) {
+      const int64_t row = r0 + g * kLanes + i;
+      if (row >= w.rows) break;
+      rows[i] = RowPointer(w, row);
+      if constexpr (F == WeightFormat::kFp8Block) scales[i] = Fp8ScaleRow(w, row);
+      valid = i + 1;
+    }
+    for (int64_t kk = 0; kk < kn; kk += kLanes) {
+      const int64_t n = Min(kLanes, kn - kk);
+      __m256 t[8];
+#pragma GCC unroll 8
+      for (int i = 0; i < kLanes; ++i) {
+        __m256 scale = __m256();
+        if constexpr (F == WeightFormat::kFp8Block) {
+          if (i < valid) scale = _mm256_set1_ps(scales[i][(k0 + kk) / w.block]);
+        }
+        if (i >= valid) {
+          t[i] = _mm256_setzero_ps();
+        } else if (n == kLanes) {
+          t[i] = LoadExact<F, false>(rows[i], k0 + kk, n, scale);
+        } else {
+          t[i] = LoadExact<F, true>(rows[i], k0 + kk, n, scale);
+        }
+      }
+      Transpose8x8(t);
+#pragma GCC unroll 8
+      for (int j = 0; j < kLanes; ++j) {
+        _mm256_store_ps(bp + (kk + j) * kPanelRows + g * kLanes, t[j]);
+      }
+    }
+  }
+}
+
+// The general packing: dequantise rows into rowbuf [8][kKcRounded], then transpose.
+void PackPanelViaRows(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp,
+                      float* rowbuf) {
+  const int64_t kr = (kn + kLanes - 1) / kLanes * kLanes;
+  for (int g = 0; g < kPanelRows / kLanes; ++g) {
+    for (int i = 0; i < kLanes; ++i) {
+      const int64_t row = r0 + g * kLanes + i;
+      float* dst = rowbuf + i * kKcRounded;
+      int64_t filled = 0;
+      if (row < w.rows) {
+        DequantizeRangeImpl(w, row, k0, k0 + kn, dst);
+        filled = kn;
+      }
+      for (int64_t c = filled; c < kr; ++c) dst[c] = 0.0f;
+    }
+    for (int64_t kk = 0; kk < kr; kk += kLanes) {
+      __m256 t[8];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) t[i] = _mm256_load_ps(rowbuf + i * kKcRounded + kk);
+      Transpose8x8(t);
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) _mm256_store_ps(bp + (kk + j) * kPanelRows + g * kLanes, t[j]);
+    }
+  }
+}
+
+void PackPanel(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp,
+               float* rowbuf) {
+  switch (w.format) {
+    case WeightFormat::kF32: return PackPanelDirect<WeightFormat::kF32>(w, r0, k0, kn, bp);
+    case WeightFormat::kBF16: return PackPanelDirect<WeightFormat::kBF16>(w, r0, k0, kn, bp);
+    case WeightFormat::kF16: return PackPanelDirect<WeightFormat::kF16>(w, r0, k0, kn, bp);
+    case WeightFormat::kFp8Block:
+      if (w.block % kLanes == 0) {
+        return PackPanelDirect<WeightFormat::kFp8Block>(w, r0, k0, kn, bp);
+      }
+      return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
+    case WeightFormat::kMxfp4: return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
+  }
+}
+
 // scratch: bp [kKcRounded][16], then rowbuf [8][kKcRounded].
 void GemmPanel(const GemmArgs& a, int64_t r0, float* scratch) {
   const WeightMatrix& w = *a.w;
@@ -436,32 +538,28 @@ void GemmPanel(const GemmArgs& a, int64_t r0, float* scratch) {
   float* rowbuf = scratch + kKcRounded * kPanelRows;
   for (int64_t k0 = 0; k0 < cols; k0 += kGemmKc) {
     const int64_t kn = Min(kGemmKc, cols - k0);
-    const int64_t kr = (kn + kLanes - 1) / kLanes * kLanes;
-    for (int g = 0; g < kPanelRows / kLanes; ++g) {
-      for (int i = 0; i < kLanes; ++i) {
-        const int64_t row = r0 + g * kLanes + i;
-        float* dst = rowbuf + i * kKcRounded;
-        int64_t filled = 0;
-        if (row < rows) {
-          DequantizeRangeImpl(w, row, k0, k0 + kn, dst);
-          filled = kn;
-        }
-        for (int64_t c = filled; c < kr; ++c) dst[c] = 0.0f;
-      }
-      for (int64_t kk = 0; kk < kr; kk += kLanes) {
-        __m256 t[8];
-#pragma GCC unroll 8
-        for (int i = 0; i < 8; ++i) t[i] = _mm256_load_ps(rowbuf + i * kKcRounded + kk);
-        Transpose8x8(t);
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j) _mm256_store_ps(bp + (kk + j) * kPanelRows + g * kLanes, t[j]);
-      }
-    }
+    PackPanel(w, r0, k0, kn, bp, rowbuf);
     for (int64_t j = 0; j < a.num_tiles; ++j) {
       const int64_t t0 = a.tile_start[j], mr = a.tile_start[j + 1] - t0;
       kMicro[mr](a.xpacked + t0 * cols + k0 * mr, bp, kn, a.y + t0 * rows + r0, rows, m0, m1,
                  k0 > 0);
     }
+  }
+}
+
+// dst[c * mr + i] = x[i * cols + c] for i < mr (<= 8), c < cols.
+void PackTokens(const float* x, int64_t cols, int64_t mr, float* dst) {
+  const __m256i lanes = LaneMask(mr);
+  for (int64_t c = 0; c < cols; c += kLanes) {
+    const int64_t n = Min(kLanes, cols - c);
+    const __m256i m = LaneMask(n);
+    __m256 t[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      t[i] = i < mr ? _mm256_maskload_ps(x + i * cols + c, m) : _mm256_setzero_ps();
+    }
+    Transpose8x8(t);
+    for (int64_t j = 0; j < n; ++j) _mm256_maskstore_ps(dst + (c + j) * mr, lanes, t[j]);
   }
 }
 
@@ -492,6 +590,7 @@ constexpr IsaKernels kKernels = {
     .gemm_scratch = kKcRounded * kPanelRows + kLanes * kKcRounded,
     .decode_rows = DecodeRows,
     .gemm_panel = GemmPanel,
+    .pack_tokens = PackTokens,
     .dequantize_range = DequantizeRangeImpl,
     .fma_loop = FmaLoop,
 };

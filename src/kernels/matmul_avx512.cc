@@ -34,11 +34,13 @@ K3_INLINE __mmask16 TailMask(int64_t n) {
   return n >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (n > 0 ? n : 0)) - 1);
 }
 
-// E4M3 bytes (sign-extended to 32 bits) -> the float whose bits hold the E4M3 sign, exponent and
-// mantissa in place; the E4M3 value is that float times 2^120 (subnormals included).
-K3_INLINE __m512 E4M3Bits(__m128i bytes) {
-  __m512i v = _mm512_slli_epi32(_mm512_cvtepi8_epi32(bytes), 20);
-  return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0x87F00000u))));
+// E4M3 bytes -> their values / 256, exactly. E4M3 with a zero bit put above its exponent is an F16
+// worth 2^-8 times as much (subnormals included), and widening F16 never yields a float subnormal
+// (a microcode assist in the multiplies that follow). NaN codes come out as 480 / 256.
+K3_INLINE __m512 E4M3Over256(__m128i bytes) {
+  __m256i h = _mm256_slli_epi16(_mm256_cvtepi8_epi16(bytes), 7);  // the sign lands in bits 15, 14
+  h = _mm256_and_si256(h, _mm256_set1_epi16(static_cast<short>(0xBF80)));
+  return _mm512_cvtph_ps(h);
 }
 
 // 16 weights of one row from column c as floats; masked lanes read nothing and yield 0.
@@ -58,7 +60,7 @@ K3_INLINE __m512 LoadWeights(const void* row, int64_t c, __mmask16 m, __m512 fp8
     const uint8_t* p = static_cast<const uint8_t*>(row) + c;
     __m128i b = kMasked ? _mm_maskz_loadu_epi8(m, p)
                         : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    return _mm512_mul_ps(E4M3Bits(b), fp8_scale);
+    return _mm512_mul_ps(E4M3Over256(b), fp8_scale);  // fp8_scale: tile scale * 256
   }
 }
 
@@ -173,7 +175,7 @@ void DecodeTile(const void* const* rows, const float* const* fp8_scales, int64_t
   __m512 scale[kRows] = {};
   if constexpr (F == WeightFormat::kFp8Block) {
     for (int64_t cb = 0, bi = 0; cb < cols; cb += block, ++bi) {
-      for (int i = 0; i < kRows; ++i) scale[i] = _mm512_set1_ps(fp8_scales[i][bi] * 0x1p120f);
+      for (int i = 0; i < kRows; ++i) scale[i] = _mm512_set1_ps(fp8_scales[i][bi] * 256.0f);
       const int64_t end = Min(cb + block, cols);
       int64_t c = cb;
       for (; c + kLanes <= end; c += kLanes) {
@@ -361,70 +363,83 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
 
 // ---- Dequantisation (GEMM packing and the decode fallback) ----
 
+const void* RowPointer(const WeightMatrix& w, int64_t row) {
+  const int64_t row_bytes =
+      w.format == WeightFormat::kMxfp4 ? w.cols / 2 : w.cols * ElementBytes(w.format);
+  return static_cast<const uint8_t*>(w.data) + row * row_bytes;
+}
+
+const float* Fp8ScaleRow(const WeightMatrix& w, int64_t row) {
+  return w.block_scales + row / w.block * ((w.cols + w.block - 1) / w.block);
+}
+
+// 16 weights of `row` from column c exactly as the scalar definitions give them (E4M3 NaN codes
+// included); masked lanes read nothing. kFp8Block: `scale` is the tile's scale.
+template <WeightFormat F>
+K3_INLINE __m512 LoadExact(const void* row, int64_t c, __mmask16 m, __m512 scale) {
+  if constexpr (F == WeightFormat::kFp8Block) {
+    const __m512i k7f = _mm512_set1_epi32(0x7F);
+    __m128i b = _mm_maskz_loadu_epi8(m, static_cast<const uint8_t*>(row) + c);
+    // Exact: times 256 restores the E4M3 value; times the scale rounds once.
+    __m512 v = _mm512_mul_ps(_mm512_mul_ps(E4M3Over256(b), _mm512_set1_ps(256.0f)), scale);
+    __m512i code = _mm512_and_si512(_mm512_cvtepu8_epi32(b), k7f);
+    return _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(code, k7f),
+                              _mm512_set1_ps(__builtin_nanf("")));
+  } else {
+    return LoadWeights<F, true>(row, c, m, scale);
+  }
+}
+
+template <WeightFormat F>
+void ConvertRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
+  const void* p = RowPointer(w, row);
+  if constexpr (F == WeightFormat::kFp8Block) {
+    const float* scales = Fp8ScaleRow(w, row);
+    for (int64_t c = c0; c < c1;) {
+      const int64_t bi = c / w.block;
+      const int64_t end = Min((bi + 1) * w.block, c1);
+      const __m512 scale = _mm512_set1_ps(scales[bi]);
+      for (; c < end; c += kLanes) {
+        const __mmask16 m = TailMask(end - c);
+        _mm512_mask_storeu_ps(out + (c - c0), m, LoadExact<F>(p, c, m, scale));
+      }
+      c = end;
+    }
+  } else {
+    for (int64_t c = c0; c < c1; c += kLanes) {
+      const __mmask16 m = TailMask(c1 - c);
+      _mm512_mask_storeu_ps(out + (c - c0), m, LoadExact<F>(p, c, m, __m512()));
+    }
+  }
+}
+
+void ConvertRangeMxfp4(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
+  const auto* p = static_cast<const uint8_t*>(RowPointer(w, row));
+  const uint8_t* scales = w.mx_scales + row * (w.cols / 32);
+  const __m512 lut = _mm512_load_ps(kE2M1);
+  // Interleave the even (a) and odd (b) columns: a0 b0 a1 b1 ...
+  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  for (int64_t c = c0; c < c1; c += 32) {
+    const int64_t b = c / 32;
+    __m512i v =
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + b * 16)));
+    __m512 scaled = _mm512_mul_ps(lut, _mm512_set1_ps(kE8M0.value[scales[b]]));
+    __m512 even = _mm512_permutexvar_ps(v, scaled);
+    __m512 odd = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), scaled);
+    _mm512_storeu_ps(out + (c - c0), _mm512_permutex2var_ps(even, lo, odd));
+    _mm512_storeu_ps(out + (c - c0) + 16, _mm512_permutex2var_ps(even, hi, odd));
+  }
+}
+
 void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
-  const int64_t cols = w.cols;
   switch (w.format) {
-    case WeightFormat::kF32:
-    case WeightFormat::kBF16:
-    case WeightFormat::kF16: {
-      const int64_t row_bytes = cols * ElementBytes(w.format);
-      const void* p = static_cast<const uint8_t*>(w.data) + row * row_bytes;
-      for (int64_t c = c0; c < c1; c += kLanes) {
-        __mmask16 m = TailMask(c1 - c);
-        __m512 v;
-        if (w.format == WeightFormat::kF32) {
-          v = LoadWeights<WeightFormat::kF32, true>(p, c, m, __m512());
-        } else if (w.format == WeightFormat::kBF16) {
-          v = LoadWeights<WeightFormat::kBF16, true>(p, c, m, __m512());
-        } else {
-          v = LoadWeights<WeightFormat::kF16, true>(p, c, m, __m512());
-        }
-        _mm512_mask_storeu_ps(out + (c - c0), m, v);
-      }
-      return;
-    }
-    case WeightFormat::kFp8Block: {
-      const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * cols;
-      const int64_t scale_cols = (cols + w.block - 1) / w.block;
-      const float* scales = w.block_scales + row / w.block * scale_cols;
-      const __m512i k7f = _mm512_set1_epi32(0x7F);
-      const __m512 nan = _mm512_set1_ps(__builtin_nanf(""));
-      for (int64_t c = c0; c < c1;) {
-        const int64_t bi = c / w.block;
-        const int64_t end = Min((bi + 1) * w.block, c1);
-        const __m512 scale = _mm512_set1_ps(scales[bi]);
-        for (; c < end; c += kLanes) {
-          __mmask16 m = TailMask(end - c);
-          __m128i b = _mm_maskz_loadu_epi8(m, p + c);
-          // Exact: the rebias is a power of two and the E4M3 value times the scale rounds once.
-          __m512 v = _mm512_mul_ps(_mm512_mul_ps(E4M3Bits(b), _mm512_set1_ps(0x1p120f)), scale);
-          __m512i code = _mm512_and_si512(_mm512_cvtepu8_epi32(b), k7f);
-          v = _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(code, k7f), nan);
-          _mm512_mask_storeu_ps(out + (c - c0), m, v);
-        }
-        c = end;
-      }
-      return;
-    }
-    case WeightFormat::kMxfp4: {
-      const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * (cols / 2);
-      const uint8_t* scales = w.mx_scales + row * (cols / 32);
-      const __m512 lut = _mm512_load_ps(kE2M1);
-      // Interleave even (a) and odd (b) columns: out = a0 b0 a1 b1 ...
-      const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-      const __m512i hi =
-          _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-      for (int64_t c = c0; c < c1; c += 32) {
-        const int64_t b = c / 32;
-        __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + b * 16)));
-        __m512 scaled = _mm512_mul_ps(lut, _mm512_set1_ps(kE8M0.value[scales[b]]));
-        __m512 even = _mm512_permutexvar_ps(v, scaled);
-        __m512 odd = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), scaled);
-        _mm512_storeu_ps(out + (c - c0), _mm512_permutex2var_ps(even, lo, odd));
-        _mm512_storeu_ps(out + (c - c0) + 16, _mm512_permutex2var_ps(even, hi, odd));
-      }
-      return;
-    }
+    case WeightFormat::kF32: return ConvertRange<WeightFormat::kF32>(w, row, c0, c1, out);
+    case WeightFormat::kBF16: return ConvertRange<WeightFormat::kBF16>(w, row, c0, c1, out);
+    case WeightFormat::kF16: return ConvertRange<WeightFormat::kF16>(w, row, c0, c1, out);
+    case WeightFormat::kFp8Block:
+      return ConvertRange<WeightFormat::kFp8Block>(w, row, c0, c1, out);
+    case WeightFormat::kMxfp4: return ConvertRangeMxfp4(w, row, c0, c1, out);
   }
 }
 
@@ -500,6 +515,83 @@ constexpr MicroFn kMicro[kMaxTileTokens + 1] = {
     GemmMicro<5>,   GemmMicro<6>,  GemmMicro<7>,  GemmMicro<8>,  GemmMicro<9>,
     GemmMicro<10>,  GemmMicro<11>, GemmMicro<12>, GemmMicro<13>, GemmMicro<14>};
 
+// Packs W[r0 .. r0 + 32, k0 .. k0 + kn) as bp[k][32] (rows past the matrix are 0), converting
+// 16 x 16 blocks in registers. Needs F != kMxfp4, and for kFp8Block a block that is a multiple of 16
+// (so a 16-column chunk has one scale).
+template <WeightFormat F>
+void PackPanelDirect(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp) {
+  for (int g = 0; g < kPanelRows / kLanes; ++g) {
+    const void* rows[kLanes] = {};
+    const float* scales[kLanes] = {};
+    int valid = 0;
+    for (int i = 0; i < kLanes; ++i) {
+      const int64_t row = r0 + g * kLanes + i;
+      if (row >= w.rows) break;
+      rows[i] = RowPointer(w, row);
+      if constexpr (F == WeightFormat::kFp8Block) scales[i] = Fp8ScaleRow(w, row);
+      valid = i + 1;
+    }
+    for (int64_t kk = 0; kk < kn; kk += kLanes) {
+      const __mmask16 m = TailMask(kn - kk);
+      __m512 t[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < kLanes; ++i) {
+        __m512 scale = __m512();
+        if constexpr (F == WeightFormat::kFp8Block) {
+          if (i < valid) scale = _mm512_set1_ps(scales[i][(k0 + kk) / w.block]);
+        }
+        t[i] = i < valid ? LoadExact<F>(rows[i], k0 + kk, m, scale) : _mm512_setzero_ps();
+      }
+      Transpose16x16(t);
+#pragma GCC unroll 16
+      for (int j = 0; j < kLanes; ++j) {
+        _mm512_store_ps(bp + (kk + j) * kPanelRows + g * kLanes, t[j]);
+      }
+    }
+  }
+}
+
+// The general packing: dequantise rows into rowbuf [16][kKcRounded], then transpose.
+void PackPanelViaRows(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp,
+                      float* rowbuf) {
+  const int64_t kr = (kn + kLanes - 1) / kLanes * kLanes;
+  for (int g = 0; g < kPanelRows / kLanes; ++g) {
+    for (int i = 0; i < kLanes; ++i) {
+      const int64_t row = r0 + g * kLanes + i;
+      float* dst = rowbuf + i * kKcRounded;
+      int64_t filled = 0;
+      if (row < w.rows) {
+        DequantizeRangeImpl(w, row, k0, k0 + kn, dst);
+        filled = kn;
+      }
+      for (int64_t c = filled; c < kr; ++c) dst[c] = 0.0f;
+    }
+    for (int64_t kk = 0; kk < kr; kk += kLanes) {
+      __m512 t[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) t[i] = _mm512_load_ps(rowbuf + i * kKcRounded + kk);
+      Transpose16x16(t);
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; ++j) _mm512_store_ps(bp + (kk + j) * kPanelRows + g * kLanes, t[j]);
+    }
+  }
+}
+
+void PackPanel(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp,
+               float* rowbuf) {
+  switch (w.format) {
+    case WeightFormat::kF32: return PackPanelDirect<WeightFormat::kF32>(w, r0, k0, kn, bp);
+    case WeightFormat::kBF16: return PackPanelDirect<WeightFormat::kBF16>(w, r0, k0, kn, bp);
+    case WeightFormat::kF16: return PackPanelDirect<WeightFormat::kF16>(w, r0, k0, kn, bp);
+    case WeightFormat::kFp8Block:
+      if (w.block % kLanes == 0) {
+        return PackPanelDirect<WeightFormat::kFp8Block>(w, r0, k0, kn, bp);
+      }
+      return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
+    case WeightFormat::kMxfp4: return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
+  }
+}
+
 // scratch: bp [kKcRounded][32], then rowbuf [16][kKcRounded].
 void GemmPanel(const GemmArgs& a, int64_t r0, float* scratch) {
   const WeightMatrix& w = *a.w;
@@ -510,32 +602,28 @@ void GemmPanel(const GemmArgs& a, int64_t r0, float* scratch) {
   float* rowbuf = scratch + kKcRounded * kPanelRows;
   for (int64_t k0 = 0; k0 < cols; k0 += kGemmKc) {
     const int64_t kn = Min(kGemmKc, cols - k0);
-    const int64_t kr = (kn + kLanes - 1) / kLanes * kLanes;
-    for (int g = 0; g < kPanelRows / kLanes; ++g) {
-      for (int i = 0; i < kLanes; ++i) {
-        const int64_t row = r0 + g * kLanes + i;
-        float* dst = rowbuf + i * kKcRounded;
-        int64_t filled = 0;
-        if (row < rows) {
-          DequantizeRangeImpl(w, row, k0, k0 + kn, dst);
-          filled = kn;
-        }
-        for (int64_t c = filled; c < kr; ++c) dst[c] = 0.0f;
-      }
-      for (int64_t kk = 0; kk < kr; kk += kLanes) {
-        __m512 t[16];
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; ++i) t[i] = _mm512_load_ps(rowbuf + i * kKcRounded + kk);
-        Transpose16x16(t);
-#pragma GCC unroll 16
-        for (int j = 0; j < 16; ++j) _mm512_store_ps(bp + (kk + j) * kPanelRows + g * kLanes, t[j]);
-      }
-    }
+    PackPanel(w, r0, k0, kn, bp, rowbuf);
     for (int64_t j = 0; j < a.num_tiles; ++j) {
       const int64_t t0 = a.tile_start[j], mr = a.tile_start[j + 1] - t0;
       kMicro[mr](a.xpacked + t0 * cols + k0 * mr, bp, kn, a.y + t0 * rows + r0, rows, m0, m1,
                  k0 > 0);
     }
+  }
+}
+
+// dst[c * mr + i] = x[i * cols + c] for i < mr (<= 16), c < cols.
+void PackTokens(const float* x, int64_t cols, int64_t mr, float* dst) {
+  const __mmask16 lanes = TailMask(mr);
+  for (int64_t c = 0; c < cols; c += kLanes) {
+    const __mmask16 m = TailMask(cols - c);
+    __m512 t[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) {
+      t[i] = i < mr ? _mm512_maskz_loadu_ps(m, x + i * cols + c) : _mm512_setzero_ps();
+    }
+    Transpose16x16(t);
+    const int64_t n = Min(kLanes, cols - c);
+    for (int64_t j = 0; j < n; ++j) _mm512_mask_storeu_ps(dst + (c + j) * mr, lanes, t[j]);
   }
 }
 
@@ -567,6 +655,7 @@ constexpr IsaKernels kKernels = {
     .gemm_scratch = kKcRounded * kPanelRows + kLanes * kKcRounded,
     .decode_rows = DecodeRows,
     .gemm_panel = GemmPanel,
+    .pack_tokens = PackTokens,
     .dequantize_range = DequantizeRangeImpl,
     .fma_loop = FmaLoop,
 };

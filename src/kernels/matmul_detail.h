@@ -23,16 +23,20 @@ std::vector<Isa> SupportedIsas();
 
 // kDecode streams each weight row once and applies it to all tokens (the memory-bound regime);
 // kGemm packs weight panels and runs a register-blocked GEMM (the compute-bound regime). kAuto
-// picks kDecode up to DecodeMaxTokens(isa) tokens. Both work for any shape; kScalar has one kernel
-// and ignores the choice.
+// picks kDecode up to DecodeMaxTokens tokens. Both work for any shape; kScalar has one kernel and
+// ignores the choice.
 enum class Regime : uint8_t { kAuto, kDecode, kGemm };
-int64_t DecodeMaxTokens(Isa isa);
+// Where the decode kernels stop beating the GEMM: later for formats that are cheap to convert
+// (the decode kernels convert each weight once per token tile, the GEMM once per call).
+int64_t DecodeMaxTokens(Isa isa, WeightFormat format);
 
 // MatMul on a chosen level and regime. `isa` must be supported.
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
                    float* y, base::ThreadPool* pool = nullptr);
 
-// Writes W[row, c0..c1) as float32 with the scalar definitions. For kMxfp4, c0 and c1 are multiples
+// W[row, :] computed element by element with the tensor/numeric.h conversions (MatMulReference).
+void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out);
+// Writes W[row, c0..c1) as float32 with scalar code; equal to DequantizeByDefinition. For kMxfp4, c0 and c1 are multiples
 // of 32 (or c1 == cols).
 void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
 // DequantizeRow with `isa`'s SIMD conversion (what the GEMM packing uses); equal to the scalar one.

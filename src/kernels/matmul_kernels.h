@@ -34,9 +34,9 @@ struct DecodeArgs {
   int64_t tokens = 0;
   const WeightMatrix* w = nullptr;
   float* y = nullptr;  // [tokens, rows]
-  // kFp8Block: the block is a multiple of the vector width and every scale * 2^120 is finite, so
-  // the kernel may fold 2^120 (the E4M3 exponent rebias) into the scale. Otherwise each row group
-  // is dequantised into `scratch` (kDecodeRowGroup * cols floats) first.
+  // kFp8Block: the block is a multiple of the vector width and every scale * 256 is finite, so the
+  // kernel may fold the 256 of its E4M3 conversion into the scale. Otherwise each row group is
+  // dequantised into `scratch` (kDecodeRowGroup * cols floats) first.
   bool fp8_fast = false;
 };
 inline constexpr int kDecodeRowGroup = 4;
@@ -62,6 +62,8 @@ struct IsaKernels {
   void (*decode_rows)(const DecodeArgs& args, int64_t r0, int64_t r1, float* scratch);
   // Computes y[:, r0..r0 + panel_rows) (clipped to rows).
   void (*gemm_panel)(const GemmArgs& args, int64_t r0, float* scratch);
+  // dst[c * mr + i] = x[i * cols + c] for i < mr (<= max_tile_tokens), c < cols.
+  void (*pack_tokens)(const float* x, int64_t cols, int64_t mr, float* dst);
   void (*dequantize_range)(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
   // Runs `iterations` of register-resident FMA chains; returns the floating-point operations done.
   double (*fma_loop)(int64_t iterations);

@@ -71,6 +71,7 @@ struct FormatCase {
   WeightFormat format;
   int64_t block = 128;
   float min_scale = 0.25f, max_scale = 2.0f;
+  int max_fp8_code = 0x7E;  // largest E4M3 magnitude code drawn
 };
 
 void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64_t cols,
@@ -93,10 +94,9 @@ void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64_t cols
       for (uint8_t& s : t.mx_scales) s = static_cast<uint8_t>(123 + rng() % 9);
       break;
     case WeightFormat::kFp8Block: {
+      // NaN codes (0x7F, 0xFF) have their own test.
       for (uint8_t& b : t.data) {
-        do {
-          b = static_cast<uint8_t>(rng());
-        } while ((b & 0x7F) == 0x7F);  // NaN codes have their own test
+        b = static_cast<uint8_t>((rng() & 0x80) | rng() % (fc.max_fp8_code + 1));
       }
       std::uniform_real_distribution<float> log_scale(std::log2(fc.min_scale),
                                                       std::log2(fc.max_scale));
@@ -190,8 +190,10 @@ INSTANTIATE_TEST_SUITE_P(
                     FormatCase{"FP8_block48", WeightFormat::kFp8Block, 48},
                     FormatCase{"FP8_block8", WeightFormat::kFp8Block, 8},
                     FormatCase{"FP8_block7", WeightFormat::kFp8Block, 7},
-                    // Scales of 256 and more cannot absorb the E4M3 rebias of 2^120.
-                    FormatCase{"FP8_large_scales", WeightFormat::kFp8Block, 32, 64.0f, 1024.0f},
+                    // Scales of 2^120 and more cannot absorb the kernels' factor of 256; small
+                    // codes keep the products finite.
+                    FormatCase{"FP8_large_scales", WeightFormat::kFp8Block, 32, 0x1p118f,
+                               0x1p121f, 0x20},
                     FormatCase{"FP8_tiny_scales", WeightFormat::kFp8Block, 32, 0x1p-140f,
                                0x1p-100f}),
     [](const testing::TestParamInfo<FormatCase>& info) { return info.param.name; });
@@ -278,7 +280,7 @@ TEST(DequantizeTest, Fp8EveryByteWithTileScales) {
 }
 
 TEST(DequantizeTest, Fp8EveryByteWithLargeAndNonFiniteTileScales) {
-  ExpectFp8EveryByte({1.0f, 1000.0f, 0x1p100f, 3e38f, INFINITY, NAN, 0.0f, -2.5f, 256.0f});
+  ExpectFp8EveryByte({1.0f, 1000.0f, 0x1p100f, 3e38f, INFINITY, NAN, 0.0f, -2.5f, 0x1p120f});
 }
 
 TEST(DequantizeTest, Bf16AndF16EveryValue) {
