@@ -106,11 +106,12 @@ base::Status Run(const GenerateFlags& f) {
     std::vector<text::TokenId> ids(result.generated.begin(), result.generated.end());
     K3_ASSIGN_OR_RETURN(out, tokenizer->Decode(ids));
   }
-  std::printf("%s\n", out.c_str());
   const size_t steps = result.generated.size();
   K3_LOG(kInfo) << "prompt " << prompt.size() << " tokens in " << result.prefill_seconds * 1e3
                 << " ms; " << steps << " generated, "
                 << (steps > 1 ? (steps - 1) / result.decode_seconds : 0.0) << " tokens/s decode";
+  std::printf("%s\n", out.c_str());
+  std::fflush(stdout);
   if (!f.dump_logits.empty()) {
     std::ofstream file(f.dump_logits, std::ios::binary);
     file.write(reinterpret_cast<const char*>(result.step_logits.data()),
