@@ -64,11 +64,16 @@ void Record(Row row) {
 
 const char* FormatName(WeightFormat f) {
   switch (f) {
-    case WeightFormat::kF32: return "F32";
-    case WeightFormat::kBF16: return "BF16";
-    case WeightFormat::kF16: return "F16";
-    case WeightFormat::kMxfp4: return "MXFP4";
-    default: return "FP8";
+    case WeightFormat::kF32:
+      return "F32";
+    case WeightFormat::kBF16:
+      return "BF16";
+    case WeightFormat::kF16:
+      return "F16";
+    case WeightFormat::kMxfp4:
+      return "MXFP4";
+    default:
+      return "FP8";
   }
 }
 
@@ -185,7 +190,8 @@ struct CallTimer {
   void Time(const Fn& fn) {
     auto start = std::chrono::steady_clock::now();
     fn();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::min(best, s);
     total += s;
     ++calls;
@@ -222,7 +228,8 @@ void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t to
   const double flops = 2.0 * tokens * rows * cols;
   const double peak = limits.peak_gflops[static_cast<int>(isa)];
   Record({Name("Decode", format, isa, tokens), best, mean, flops / timer.best / 1e9,
-          flops / timer.Mean() / 1e9, best / limits.bandwidth_gbs, flops / timer.best / 1e9 / peak});
+          flops / timer.Mean() / 1e9, best / limits.bandwidth_gbs,
+          flops / timer.best / 1e9 / peak});
 }
 
 void BM_Prefill(benchmark::State& state, WeightFormat format, Isa isa) {
@@ -255,8 +262,8 @@ void RegisterAll() {
     for (Isa isa : detail::SupportedIsas()) {
       for (int64_t tokens : {1, 8, 32}) {
         if (isa == Isa::kScalar && tokens > 1) continue;  // minutes, and says nothing new
-        benchmark::RegisterBenchmark(Name("Decode", format, isa, tokens).c_str(), BM_Decode,
-                                     format, isa, tokens)
+        benchmark::RegisterBenchmark(Name("Decode", format, isa, tokens).c_str(), BM_Decode, format,
+                                     isa, tokens)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
       }
@@ -265,8 +272,7 @@ void RegisterAll() {
   for (WeightFormat format : formats) {
     for (Isa isa : detail::SupportedIsas()) {
       if (isa == Isa::kScalar) continue;
-      benchmark::RegisterBenchmark(Name("Prefill", format, isa, 0).c_str(), BM_Prefill, format,
-                                   isa)
+      benchmark::RegisterBenchmark(Name("Prefill", format, isa, 0).c_str(), BM_Prefill, format, isa)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
@@ -277,10 +283,11 @@ void PrintSummary() {
   std::printf("\nRoofline (%zu threads): read bandwidth %.1f GB/s; peak fp32", Pool().parallelism(),
               limits.bandwidth_gbs);
   for (Isa isa : detail::SupportedIsas()) {
-    std::printf(" %s %.1f GFLOP/s", detail::IsaName(isa), limits.peak_gflops[static_cast<int>(isa)]);
+    std::printf(" %s %.1f GFLOP/s", detail::IsaName(isa),
+                limits.peak_gflops[static_cast<int>(isa)]);
   }
-  std::printf("\n%-30s %8s %8s %7s %9s %9s %7s\n", "benchmark (best call; mean)", "GB/s",
-              "mean", "of bw", "GFLOP/s", "mean", "of peak");
+  std::printf("\n%-30s %8s %8s %7s %9s %9s %7s\n", "benchmark (best call; mean)", "GB/s", "mean",
+              "of bw", "GFLOP/s", "mean", "of peak");
   for (const Row& row : summary) {
     if (row.gbs > 0) {
       std::printf("%-30s %8.1f %8.1f %6.1f%%", row.name.c_str(), row.gbs, row.gbs_mean,

@@ -103,23 +103,22 @@ int64_t TaskCount(base::ThreadPool* pool, int64_t work) {
 void MatMulScalar(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
                   base::ThreadPool* pool) {
   const int64_t cols = w.cols;
-  SplitRange(w.rows, 1, TaskCount(pool, tokens * w.rows * cols), pool,
-             [&](int64_t r0, int64_t r1) {
-               std::vector<float> row(static_cast<size_t>(cols));
-               for (int64_t r = r0; r < r1; ++r) {
-                 DequantizeRange(w, r, 0, cols, row.data());
-                 for (int64_t t = 0; t < tokens; ++t) {
-                   const float* xt = x + t * cols;
-                   float acc[4] = {0, 0, 0, 0};
-                   int64_t c = 0;
-                   for (; c + 4 <= cols; c += 4) {
-                     for (int j = 0; j < 4; ++j) acc[j] += xt[c + j] * row[c + j];
-                   }
-                   for (; c < cols; ++c) acc[0] += xt[c] * row[c];
-                   y[t * w.rows + r] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-                 }
-               }
-             });
+  SplitRange(w.rows, 1, TaskCount(pool, tokens * w.rows * cols), pool, [&](int64_t r0, int64_t r1) {
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = r0; r < r1; ++r) {
+      DequantizeRange(w, r, 0, cols, row.data());
+      for (int64_t t = 0; t < tokens; ++t) {
+        const float* xt = x + t * cols;
+        float acc[4] = {0, 0, 0, 0};
+        int64_t c = 0;
+        for (; c + 4 <= cols; c += 4) {
+          for (int j = 0; j < 4; ++j) acc[j] += xt[c + j] * row[c + j];
+        }
+        for (; c < cols; ++c) acc[0] += xt[c] * row[c];
+        y[t * w.rows + r] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+      }
+    }
+  });
 }
 
 // Within each whole group of `group` columns: the even columns, then the odd ones. A trailing
@@ -174,8 +173,8 @@ void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const Wei
              [&](int64_t r0, int64_t r1) {
                base::AlignedBuffer<float> scratch;
                if (need_scratch) {
-                 scratch = base::AlignedBuffer<float>(
-                     static_cast<size_t>(kDecodeRowGroup * w.cols), 0.0f);
+                 scratch = base::AlignedBuffer<float>(static_cast<size_t>(kDecodeRowGroup * w.cols),
+                                                      0.0f);
                }
                k.decode_rows(args, r0, r1, scratch.data());
              });
@@ -205,11 +204,10 @@ void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const Weigh
   args.w = &w;
   args.y = y;
   const int64_t panels = (w.rows + k.panel_rows - 1) / k.panel_rows;
-  SplitRange(panels, 1, TaskCount(pool, tokens * w.rows * cols), pool,
-             [&](int64_t p0, int64_t p1) {
-               base::AlignedBuffer<float> scratch(static_cast<size_t>(k.gemm_scratch), 0.0f);
-               for (int64_t p = p0; p < p1; ++p) k.gemm_panel(args, p * k.panel_rows, scratch.data());
-             });
+  SplitRange(panels, 1, TaskCount(pool, tokens * w.rows * cols), pool, [&](int64_t p0, int64_t p1) {
+    base::AlignedBuffer<float> scratch(static_cast<size_t>(k.gemm_scratch), 0.0f);
+    for (int64_t p = p0; p < p1; ++p) k.gemm_panel(args, p * k.panel_rows, scratch.data());
+  });
 }
 
 }  // namespace
@@ -219,7 +217,9 @@ void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out) {
   const int64_t cols = w.cols;
   for (int64_t c = 0; c < cols; ++c) {
     switch (w.format) {
-      case WeightFormat::kF32: out[c] = static_cast<const float*>(w.data)[row * cols + c]; break;
+      case WeightFormat::kF32:
+        out[c] = static_cast<const float*>(w.data)[row * cols + c];
+        break;
       case WeightFormat::kBF16:
         out[c] = tensor::Bf16ToFloat(static_cast<const uint16_t*>(w.data)[row * cols + c]);
         break;
@@ -242,9 +242,12 @@ void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out) {
 
 const char* IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kAvx512: return "avx512";
-    case Isa::kAvx2: return "avx2";
-    default: return "scalar";
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kAvx2:
+      return "avx2";
+    default:
+      return "scalar";
   }
 }
 
@@ -252,9 +255,12 @@ bool IsaSupported(Isa isa) {
   static const bool avx2 = CpuHasAvx2();
   static const bool avx512 = CpuHasAvx512();
   switch (isa) {
-    case Isa::kAvx512: return avx512;
-    case Isa::kAvx2: return avx2;
-    default: return true;
+    case Isa::kAvx512:
+      return avx512;
+    case Isa::kAvx2:
+      return avx2;
+    default:
+      return true;
   }
 }
 
@@ -277,8 +283,10 @@ int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
   switch (format) {
     case WeightFormat::kF32:
     case WeightFormat::kBF16:
-    case WeightFormat::kF16: return 32;
-    default: return 12;
+    case WeightFormat::kF16:
+      return 32;
+    default:
+      return 12;
   }
 }
 

@@ -15,7 +15,7 @@ enum class WeightFormat : uint8_t {
   kBF16,
   kF16,
   kMxfp4,     // OCP MXFP4: E2M1 nibbles (low nibble = even column), one E8M0 scale per 32 columns
-  kFp8Block,  // E4M3 bytes, one float scale per `block` x `block` tile (DeepSeek `weight_scale_inv`)
+  kFp8Block,  // E4M3 bytes, one float scale per `block` x `block` tile (DeepSeek weight_scale_inv)
 };
 
 // W is [rows, cols] ("out" x "in", torch Linear layout), viewed without copying.

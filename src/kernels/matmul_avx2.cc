@@ -24,10 +24,13 @@ K3_INLINE int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 int64_t ElementBytes(WeightFormat f) {
   switch (f) {
-    case WeightFormat::kF32: return 4;
+    case WeightFormat::kF32:
+      return 4;
     case WeightFormat::kBF16:
-    case WeightFormat::kF16: return 2;
-    default: return 1;
+    case WeightFormat::kF16:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -93,12 +96,21 @@ K3_INLINE void StoreTile(__m256 (&acc)[kRows][TB], float* y, int64_t ldy, int nr
   }
 }
 
+// How far ahead of each weight row's read position the decode kernels prefetch (see
+// matmul_avx512.cc).
+constexpr int64_t kPrefetchBytes = 16384;
+
+K3_INLINE void Prefetch(const void* base, int64_t offset) {
+  _mm_prefetch(static_cast<const char*>(base) + offset, _MM_HINT_T0);
+}
+
 template <WeightFormat F, int TB, bool kPartial>
-K3_INLINE void DecodeStep(const void* const* rows, const __m256* scale, const float* x,
-                          int64_t ldx, int64_t c, int64_t n, __m256 (&acc)[kRows][TB]) {
+K3_INLINE void DecodeStep(const void* const* rows, const __m256* scale, const float* x, int64_t ldx,
+                          int64_t c, int64_t n, __m256 (&acc)[kRows][TB]) {
   const __m256i m = LaneMask(n);
 #pragma GCC unroll 4
   for (int i = 0; i < kRows; ++i) {
+    if (!kPartial) Prefetch(rows[i], c * ElementBytes(F) + kPrefetchBytes);
     __m256 w = LoadRow<F, kPartial>(rows[i], c, n, scale[i]);
 #pragma GCC unroll 4
     for (int t = 0; t < TB; ++t) {
@@ -116,6 +128,7 @@ K3_INLINE void DecodeBf16Pair(const void* const* rows, const float* x, int64_t l
   const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
 #pragma GCC unroll 4
   for (int i = 0; i < kRows; ++i) {
+    Prefetch(rows[i], 2 * c + kPrefetchBytes);
     __m256i v = _mm256_loadu_si256(
         reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(rows[i]) + c));
     __m256 even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
@@ -154,7 +167,8 @@ void DecodeTile(const void* const* rows, const float* const* fp8_scales, int64_t
     if constexpr (F == WeightFormat::kBF16) {
       for (; c + 2 * kLanes <= cols; c += 2 * kLanes) DecodeBf16Pair<TB>(rows, x, cols, c, acc);
     }
-    for (; c + kLanes <= cols; c += kLanes) DecodeStep<F, TB, false>(rows, scale, x, cols, c, kLanes, acc);
+    for (; c + kLanes <= cols; c += kLanes)
+      DecodeStep<F, TB, false>(rows, scale, x, cols, c, kLanes, acc);
     if (c < cols) DecodeStep<F, TB, true>(rows, scale, x, cols, c, cols - c, acc);
   }
   StoreTile<TB>(acc, y, ldy, nr);
@@ -187,10 +201,12 @@ void DecodeTileMxfp4(const void* const* rows, const uint8_t* const* scales, cons
 #pragma GCC unroll 4
     for (int i = 0; i < kRows; ++i) {
       const uint8_t* p = static_cast<const uint8_t*>(rows[i]) + b * 16;
+      if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
       const __m256 mag = _mm256_mul_ps(lut, _mm256_set1_ps(kE8M0.value[scales[i][b]]));
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
-        __m256i d = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 8 * h)));
+        __m256i d =
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 8 * h)));
         __m256 even = DecodeNibbles<0>(d, mag), odd = DecodeNibbles<4>(d, mag);
 #pragma GCC unroll 4
         for (int t = 0; t < TB; ++t) {
@@ -237,9 +253,12 @@ void DecodeGroup(const void* const* rows, const float* const* fp8_scales, int64_
     const float* x = a.x + t0 * cols;
     float* y = a.y + t0 * ldy + r;
     switch (tb) {
-      case 1: return DecodeTile<F, 1>(rows, fp8_scales, block, x, cols, y, ldy, nr);
-      case 2: return DecodeTile<F, 2>(rows, fp8_scales, block, x, cols, y, ldy, nr);
-      default: return DecodeTile<F, 3>(rows, fp8_scales, block, x, cols, y, ldy, nr);
+      case 1:
+        return DecodeTile<F, 1>(rows, fp8_scales, block, x, cols, y, ldy, nr);
+      case 2:
+        return DecodeTile<F, 2>(rows, fp8_scales, block, x, cols, y, ldy, nr);
+      default:
+        return DecodeTile<F, 3>(rows, fp8_scales, block, x, cols, y, ldy, nr);
     }
   });
 }
@@ -251,9 +270,12 @@ void DecodeGroupMxfp4(const void* const* rows, const uint8_t* const* scales, con
     const float* x = a.x + t0 * cols;
     float* y = a.y + t0 * ldy + r;
     switch (tb) {
-      case 1: return DecodeTileMxfp4<1>(rows, scales, x, cols, y, ldy, nr);
-      case 2: return DecodeTileMxfp4<2>(rows, scales, x, cols, y, ldy, nr);
-      default: return DecodeTileMxfp4<3>(rows, scales, x, cols, y, ldy, nr);
+      case 1:
+        return DecodeTileMxfp4<1>(rows, scales, x, cols, y, ldy, nr);
+      case 2:
+        return DecodeTileMxfp4<2>(rows, scales, x, cols, y, ldy, nr);
+      default:
+        return DecodeTileMxfp4<3>(rows, scales, x, cols, y, ldy, nr);
     }
   });
 }
@@ -284,9 +306,15 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
     const int64_t row_bytes = cols * ElementBytes(w.format);
     for (int i = 0; i < kRows; ++i) rows[i] = base + (r + Min(i, nr - 1)) * row_bytes;
     switch (w.format) {
-      case WeightFormat::kF32: DecodeGroup<WeightFormat::kF32>(rows, nullptr, 0, a, r, nr); break;
-      case WeightFormat::kBF16: DecodeGroup<WeightFormat::kBF16>(rows, nullptr, 0, a, r, nr); break;
-      case WeightFormat::kF16: DecodeGroup<WeightFormat::kF16>(rows, nullptr, 0, a, r, nr); break;
+      case WeightFormat::kF32:
+        DecodeGroup<WeightFormat::kF32>(rows, nullptr, 0, a, r, nr);
+        break;
+      case WeightFormat::kBF16:
+        DecodeGroup<WeightFormat::kBF16>(rows, nullptr, 0, a, r, nr);
+        break;
+      case WeightFormat::kF16:
+        DecodeGroup<WeightFormat::kF16>(rows, nullptr, 0, a, r, nr);
+        break;
       case WeightFormat::kFp8Block: {
         const int64_t scale_cols = (cols + w.block - 1) / w.block;
         const float* scales[kRows];
@@ -300,7 +328,8 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
         }
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
 }
@@ -353,7 +382,8 @@ void ConvertRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, fl
       _mm256_storeu_ps(out + (c - c0), LoadExact<F, false>(p, c, kLanes, scale));
     }
     if (c < end) {
-      _mm256_maskstore_ps(out + (c - c0), LaneMask(end - c), LoadExact<F, true>(p, c, end - c, scale));
+      _mm256_maskstore_ps(out + (c - c0), LaneMask(end - c),
+                          LoadExact<F, true>(p, c, end - c, scale));
       c = end;
     }
   }
@@ -365,7 +395,8 @@ void ConvertRangeMxfp4(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c
   const __m256 lut = _mm256_load_ps(kE2M1Magnitudes);
   for (int64_t c = c0; c < c1; c += 16) {
     const __m256 mag = _mm256_mul_ps(lut, _mm256_set1_ps(kE8M0.value[scales[c / 32]]));
-    __m256i d = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + c / 2)));
+    __m256i d =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + c / 2)));
     __m256 even = DecodeNibbles<0>(d, mag), odd = DecodeNibbles<4>(d, mag);
     __m256 lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);
     _mm256_storeu_ps(out + (c - c0), _mm256_permute2f128_ps(lo, hi, 0x20));
@@ -375,12 +406,16 @@ void ConvertRangeMxfp4(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c
 
 void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
   switch (w.format) {
-    case WeightFormat::kF32: return ConvertRange<WeightFormat::kF32>(w, row, c0, c1, out);
-    case WeightFormat::kBF16: return ConvertRange<WeightFormat::kBF16>(w, row, c0, c1, out);
-    case WeightFormat::kF16: return ConvertRange<WeightFormat::kF16>(w, row, c0, c1, out);
+    case WeightFormat::kF32:
+      return ConvertRange<WeightFormat::kF32>(w, row, c0, c1, out);
+    case WeightFormat::kBF16:
+      return ConvertRange<WeightFormat::kBF16>(w, row, c0, c1, out);
+    case WeightFormat::kF16:
+      return ConvertRange<WeightFormat::kF16>(w, row, c0, c1, out);
     case WeightFormat::kFp8Block:
       return ConvertRange<WeightFormat::kFp8Block>(w, row, c0, c1, out);
-    case WeightFormat::kMxfp4: return ConvertRangeMxfp4(w, row, c0, c1, out);
+    case WeightFormat::kMxfp4:
+      return ConvertRangeMxfp4(w, row, c0, c1, out);
   }
 }
 
@@ -442,9 +477,8 @@ void GemmMicro(const float* xp, const float* bp, int64_t kn, float* y, int64_t l
 
 using MicroFn = void (*)(const float*, const float*, int64_t, float*, int64_t, __m256i, __m256i,
                          bool);
-constexpr MicroFn kMicro[kMaxTileTokens + 1] = {nullptr,      GemmMicro<1>, GemmMicro<2>,
-                                                GemmMicro<3>, GemmMicro<4>, GemmMicro<5>,
-                                                GemmMicro<6>};
+constexpr MicroFn kMicro[kMaxTileTokens + 1] = {
+    nullptr, GemmMicro<1>, GemmMicro<2>, GemmMicro<3>, GemmMicro<4>, GemmMicro<5>, GemmMicro<6>};
 
 // Packs W[r0 .. r0 + 16, k0 .. k0 + kn) as bp[k][16] (rows past the matrix are 0), converting
 // 8 x 8 blocks in registers. Needs F != kMxfp4, and for kFp8Block a block that is a multiple of 8.
@@ -516,15 +550,19 @@ void PackPanelViaRows(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn,
 void PackPanel(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp,
                float* rowbuf) {
   switch (w.format) {
-    case WeightFormat::kF32: return PackPanelDirect<WeightFormat::kF32>(w, r0, k0, kn, bp);
-    case WeightFormat::kBF16: return PackPanelDirect<WeightFormat::kBF16>(w, r0, k0, kn, bp);
-    case WeightFormat::kF16: return PackPanelDirect<WeightFormat::kF16>(w, r0, k0, kn, bp);
+    case WeightFormat::kF32:
+      return PackPanelDirect<WeightFormat::kF32>(w, r0, k0, kn, bp);
+    case WeightFormat::kBF16:
+      return PackPanelDirect<WeightFormat::kBF16>(w, r0, k0, kn, bp);
+    case WeightFormat::kF16:
+      return PackPanelDirect<WeightFormat::kF16>(w, r0, k0, kn, bp);
     case WeightFormat::kFp8Block:
       if (w.block % kLanes == 0) {
         return PackPanelDirect<WeightFormat::kFp8Block>(w, r0, k0, kn, bp);
       }
       return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
-    case WeightFormat::kMxfp4: return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
+    case WeightFormat::kMxfp4:
+      return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
   }
 }
 

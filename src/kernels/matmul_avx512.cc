@@ -21,9 +21,9 @@ constexpr int kLanes = 16;
 constexpr int kRows = kDecodeRowGroup;
 constexpr int kPanelRows = 32;
 constexpr int kMaxTileTokens = 14;
-constexpr int kMaxDecodeTokens = 6;       // tokens per decode register tile
-constexpr int kMaxDecodeTokensFp4 = 4;    // fewer for MXFP4: it holds two weight vectors per row
-constexpr int64_t kKcRounded = kGemmKc;   // kGemmKc is a multiple of 16
+constexpr int kMaxDecodeTokens = 6;      // tokens per decode register tile
+constexpr int kMaxDecodeTokensFp4 = 4;   // fewer for MXFP4: it holds two weight vectors per row
+constexpr int64_t kKcRounded = kGemmKc;  // kGemmKc is a multiple of 16
 
 alignas(64) constexpr float kE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
                                          -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
@@ -58,8 +58,8 @@ K3_INLINE __m512 LoadWeights(const void* row, int64_t c, __mmask16 m, __m512 fp8
   } else {
     static_assert(F == WeightFormat::kFp8Block);
     const uint8_t* p = static_cast<const uint8_t*>(row) + c;
-    __m128i b = kMasked ? _mm_maskz_loadu_epi8(m, p)
-                        : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i b =
+        kMasked ? _mm_maskz_loadu_epi8(m, p) : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm512_mul_ps(E4M3Over256(b), fp8_scale);  // fp8_scale: tile scale * 256
   }
 }
@@ -114,9 +114,8 @@ K3_INLINE void StoreTile(__m512 (&acc)[kRows][TB], float* y, int64_t ldy, int nr
 
 // One 16-column step of a kRows x TB decode tile.
 template <WeightFormat F, int TB, bool kMasked>
-K3_INLINE void DecodeStep(const void* const* rows, const __m512* scale, const float* x,
-                          int64_t ldx, int64_t c, __mmask16 m, int64_t ahead,
-                          __m512 (&acc)[kRows][TB]) {
+K3_INLINE void DecodeStep(const void* const* rows, const __m512* scale, const float* x, int64_t ldx,
+                          int64_t c, __mmask16 m, int64_t ahead, __m512 (&acc)[kRows][TB]) {
   __m512 w[kRows];
 #pragma GCC unroll 4
   for (int i = 0; i < kRows; ++i) {
@@ -138,8 +137,7 @@ K3_INLINE void DecodeStep(const void* const* rows, const __m512* scale, const fl
 template <int TB>
 K3_INLINE void DecodeBf16Pair(const void* const* rows, const float* x, int64_t ldx, int64_t c,
                               int64_t ahead, __m512 (&acc)[kRows][TB]) {
-  const __m512i low_to_high =
-      _mm512_set4_epi32(0x0D0C8080, 0x09088080, 0x05048080, 0x01008080);
+  const __m512i low_to_high = _mm512_set4_epi32(0x0D0C8080, 0x09088080, 0x05048080, 0x01008080);
   const __m512i high = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
 #pragma GCC unroll 2
   for (int half = 0; half < 2; ++half) {
@@ -186,7 +184,8 @@ void DecodeTile(const void* const* rows, const float* const* fp8_scales, int64_t
   } else {
     int64_t c = 0;
     if constexpr (F == WeightFormat::kBF16) {
-      for (; c + 2 * kLanes <= cols; c += 2 * kLanes) DecodeBf16Pair<TB>(rows, x, cols, c, ahead, acc);
+      for (; c + 2 * kLanes <= cols; c += 2 * kLanes)
+        DecodeBf16Pair<TB>(rows, x, cols, c, ahead, acc);
     }
     for (; c + kLanes <= cols; c += kLanes) {
       DecodeStep<F, TB, false>(rows, scale, x, cols, c, 0xFFFF, ahead, acc);
@@ -273,12 +272,18 @@ void DecodeGroup(const void* const* rows, const float* const* fp8_scales, int64_
     const float* x = a.x + t0 * cols;
     float* y = a.y + t0 * ldy + r;
     switch (tb) {
-      case 1: return DecodeTile<F, 1>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
-      case 2: return DecodeTile<F, 2>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
-      case 3: return DecodeTile<F, 3>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
-      case 4: return DecodeTile<F, 4>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
-      case 5: return DecodeTile<F, 5>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
-      default: return DecodeTile<F, 6>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
+      case 1:
+        return DecodeTile<F, 1>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
+      case 2:
+        return DecodeTile<F, 2>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
+      case 3:
+        return DecodeTile<F, 3>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
+      case 4:
+        return DecodeTile<F, 4>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
+      case 5:
+        return DecodeTile<F, 5>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
+      default:
+        return DecodeTile<F, 6>(rows, fp8_scales, block, x, cols, y, ldy, nr, ahead);
     }
   });
 }
@@ -290,20 +295,27 @@ void DecodeGroupMxfp4(const void* const* rows, const uint8_t* const* scales, con
     const float* x = a.x + t0 * cols;
     float* y = a.y + t0 * ldy + r;
     switch (tb) {
-      case 1: return DecodeTileMxfp4<1>(rows, scales, x, cols, y, ldy, nr, ahead);
-      case 2: return DecodeTileMxfp4<2>(rows, scales, x, cols, y, ldy, nr, ahead);
-      case 3: return DecodeTileMxfp4<3>(rows, scales, x, cols, y, ldy, nr, ahead);
-      default: return DecodeTileMxfp4<4>(rows, scales, x, cols, y, ldy, nr, ahead);
+      case 1:
+        return DecodeTileMxfp4<1>(rows, scales, x, cols, y, ldy, nr, ahead);
+      case 2:
+        return DecodeTileMxfp4<2>(rows, scales, x, cols, y, ldy, nr, ahead);
+      case 3:
+        return DecodeTileMxfp4<3>(rows, scales, x, cols, y, ldy, nr, ahead);
+      default:
+        return DecodeTileMxfp4<4>(rows, scales, x, cols, y, ldy, nr, ahead);
     }
   });
 }
 
 int64_t ElementBytes(WeightFormat f) {
   switch (f) {
-    case WeightFormat::kF32: return 4;
+    case WeightFormat::kF32:
+      return 4;
     case WeightFormat::kBF16:
-    case WeightFormat::kF16: return 2;
-    default: return 1;
+    case WeightFormat::kF16:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -356,7 +368,8 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
         }
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
 }
@@ -419,11 +432,11 @@ void ConvertRangeMxfp4(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c
   const __m512 lut = _mm512_load_ps(kE2M1);
   // Interleave the even (a) and odd (b) columns: a0 b0 a1 b1 ...
   const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const __m512i hi =
+      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   for (int64_t c = c0; c < c1; c += 32) {
     const int64_t b = c / 32;
-    __m512i v =
-        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + b * 16)));
+    __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + b * 16)));
     __m512 scaled = _mm512_mul_ps(lut, _mm512_set1_ps(kE8M0.value[scales[b]]));
     __m512 even = _mm512_permutexvar_ps(v, scaled);
     __m512 odd = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), scaled);
@@ -434,12 +447,16 @@ void ConvertRangeMxfp4(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c
 
 void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
   switch (w.format) {
-    case WeightFormat::kF32: return ConvertRange<WeightFormat::kF32>(w, row, c0, c1, out);
-    case WeightFormat::kBF16: return ConvertRange<WeightFormat::kBF16>(w, row, c0, c1, out);
-    case WeightFormat::kF16: return ConvertRange<WeightFormat::kF16>(w, row, c0, c1, out);
+    case WeightFormat::kF32:
+      return ConvertRange<WeightFormat::kF32>(w, row, c0, c1, out);
+    case WeightFormat::kBF16:
+      return ConvertRange<WeightFormat::kBF16>(w, row, c0, c1, out);
+    case WeightFormat::kF16:
+      return ConvertRange<WeightFormat::kF16>(w, row, c0, c1, out);
     case WeightFormat::kFp8Block:
       return ConvertRange<WeightFormat::kFp8Block>(w, row, c0, c1, out);
-    case WeightFormat::kMxfp4: return ConvertRangeMxfp4(w, row, c0, c1, out);
+    case WeightFormat::kMxfp4:
+      return ConvertRangeMxfp4(w, row, c0, c1, out);
   }
 }
 
@@ -508,16 +525,16 @@ void GemmMicro(const float* xp, const float* bp, int64_t kn, float* y, int64_t l
   }
 }
 
-using MicroFn = void (*)(const float*, const float*, int64_t, float*, int64_t, __mmask16,
-                         __mmask16, bool);
+using MicroFn = void (*)(const float*, const float*, int64_t, float*, int64_t, __mmask16, __mmask16,
+                         bool);
 constexpr MicroFn kMicro[kMaxTileTokens + 1] = {
-    nullptr,        GemmMicro<1>,  GemmMicro<2>,  GemmMicro<3>,  GemmMicro<4>,
-    GemmMicro<5>,   GemmMicro<6>,  GemmMicro<7>,  GemmMicro<8>,  GemmMicro<9>,
-    GemmMicro<10>,  GemmMicro<11>, GemmMicro<12>, GemmMicro<13>, GemmMicro<14>};
+    nullptr,       GemmMicro<1>,  GemmMicro<2>,  GemmMicro<3>,  GemmMicro<4>,
+    GemmMicro<5>,  GemmMicro<6>,  GemmMicro<7>,  GemmMicro<8>,  GemmMicro<9>,
+    GemmMicro<10>, GemmMicro<11>, GemmMicro<12>, GemmMicro<13>, GemmMicro<14>};
 
 // Packs W[r0 .. r0 + 32, k0 .. k0 + kn) as bp[k][32] (rows past the matrix are 0), converting
-// 16 x 16 blocks in registers. Needs F != kMxfp4, and for kFp8Block a block that is a multiple of 16
-// (so a 16-column chunk has one scale).
+// 16 x 16 blocks in registers. Needs F != kMxfp4, and for kFp8Block a block that is a multiple of
+// 16 (so a 16-column chunk has one scale).
 template <WeightFormat F>
 void PackPanelDirect(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp) {
   for (int g = 0; g < kPanelRows / kLanes; ++g) {
@@ -580,15 +597,19 @@ void PackPanelViaRows(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn,
 void PackPanel(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float* bp,
                float* rowbuf) {
   switch (w.format) {
-    case WeightFormat::kF32: return PackPanelDirect<WeightFormat::kF32>(w, r0, k0, kn, bp);
-    case WeightFormat::kBF16: return PackPanelDirect<WeightFormat::kBF16>(w, r0, k0, kn, bp);
-    case WeightFormat::kF16: return PackPanelDirect<WeightFormat::kF16>(w, r0, k0, kn, bp);
+    case WeightFormat::kF32:
+      return PackPanelDirect<WeightFormat::kF32>(w, r0, k0, kn, bp);
+    case WeightFormat::kBF16:
+      return PackPanelDirect<WeightFormat::kBF16>(w, r0, k0, kn, bp);
+    case WeightFormat::kF16:
+      return PackPanelDirect<WeightFormat::kF16>(w, r0, k0, kn, bp);
     case WeightFormat::kFp8Block:
       if (w.block % kLanes == 0) {
         return PackPanelDirect<WeightFormat::kFp8Block>(w, r0, k0, kn, bp);
       }
       return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
-    case WeightFormat::kMxfp4: return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
+    case WeightFormat::kMxfp4:
+      return PackPanelViaRows(w, r0, k0, kn, bp, rowbuf);
   }
 }
 

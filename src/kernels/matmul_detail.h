@@ -36,8 +36,8 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
 
 // W[row, :] computed element by element with the tensor/numeric.h conversions (MatMulReference).
 void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out);
-// Writes W[row, c0..c1) as float32 with scalar code; equal to DequantizeByDefinition. For kMxfp4, c0 and c1 are multiples
-// of 32 (or c1 == cols).
+// Writes W[row, c0..c1) as float32 with scalar code; equal to DequantizeByDefinition. For kMxfp4,
+// c0 and c1 are multiples of 32 (or c1 == cols).
 void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
 // DequantizeRow with `isa`'s SIMD conversion (what the GEMM packing uses); equal to the scalar one.
 void DequantizeRowWithIsa(Isa isa, const WeightMatrix& w, int64_t row, float* out);

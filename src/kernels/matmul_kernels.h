@@ -54,11 +54,11 @@ struct GemmArgs {
 inline constexpr int64_t kGemmKc = 256;
 
 struct IsaKernels {
-  int lanes;              // floats per vector
-  int pair_group;         // x permutation group of the decode MXFP4 and BF16 kernels
-  int panel_rows;         // weight rows per GEMM panel
-  int max_tile_tokens;    // tokens per GEMM micro-tile
-  int64_t gemm_scratch;   // floats of scratch GemmPanel needs
+  int lanes;             // floats per vector
+  int pair_group;        // x permutation group of the decode MXFP4 and BF16 kernels
+  int panel_rows;        // weight rows per GEMM panel
+  int max_tile_tokens;   // tokens per GEMM micro-tile
+  int64_t gemm_scratch;  // floats of scratch GemmPanel needs
   void (*decode_rows)(const DecodeArgs& args, int64_t r0, int64_t r1, float* scratch);
   // Computes y[:, r0..r0 + panel_rows) (clipped to rows).
   void (*gemm_panel)(const GemmArgs& args, int64_t r0, float* scratch);

@@ -21,9 +21,12 @@ constexpr Regime kRegimes[] = {Regime::kAuto, Regime::kDecode, Regime::kGemm};
 
 const char* RegimeName(Regime regime) {
   switch (regime) {
-    case Regime::kDecode: return "decode";
-    case Regime::kGemm: return "gemm";
-    default: return "auto";
+    case Regime::kDecode:
+      return "decode";
+    case Regime::kGemm:
+      return "gemm";
+    default:
+      return "auto";
   }
 }
 
@@ -52,8 +55,8 @@ struct TestWeights {
       w.mx_scales = mx_scales.data();
     }
     if (format == WeightFormat::kFp8Block) {
-      block_scales.assign(static_cast<size_t>((rows + block - 1) / block * ((cols + block - 1) / block)),
-                          1.0f);
+      block_scales.assign(
+          static_cast<size_t>((rows + block - 1) / block * ((cols + block - 1) / block)), 1.0f);
       w.block_scales = block_scales.data();
     }
     data.assign(static_cast<size_t>(bytes), 0);
@@ -114,7 +117,8 @@ std::vector<float> RandomVector(size_t n, std::mt19937& rng) {
 }
 
 // sum_c |x[t, c] * W[r, c]| for the error bound.
-std::vector<double> AbsProducts(const std::vector<float>& x, int64_t tokens, const WeightMatrix& w) {
+std::vector<double> AbsProducts(const std::vector<float>& x, int64_t tokens,
+                                const WeightMatrix& w) {
   std::vector<double> out(static_cast<size_t>(tokens * w.rows));
   std::vector<float> row(static_cast<size_t>(w.cols));
   for (int64_t r = 0; r < w.rows; ++r) {
@@ -156,10 +160,10 @@ struct Shape {
   int64_t rows, cols_index, tokens;
 };
 // Every listed rows, cols and tokens value appears, small with large.
-constexpr Shape kShapes[] = {{1, 0, 1},   {3, 1, 2},    {17, 2, 5},  {33, 3, 8},   {65, 0, 31},
-                             {129, 1, 64}, {1, 3, 67},  {3, 2, 1},   {17, 3, 31},  {33, 1, 67},
-                             {65, 2, 2},  {129, 3, 5},  {129, 2, 1}, {33, 0, 64},  {65, 3, 8},
-                             {17, 1, 1},  {3, 3, 64}};
+constexpr Shape kShapes[] = {{1, 0, 1},    {3, 1, 2},   {17, 2, 5},  {33, 3, 8},  {65, 0, 31},
+                             {129, 1, 64}, {1, 3, 67},  {3, 2, 1},   {17, 3, 31}, {33, 1, 67},
+                             {65, 2, 2},   {129, 3, 5}, {129, 2, 1}, {33, 0, 64}, {65, 3, 8},
+                             {17, 1, 1},   {3, 3, 64}};
 constexpr int64_t kCols[] = {7, 31, 100, 257};
 constexpr int64_t kMxfp4Cols[] = {32, 64, 160, 288};
 
@@ -182,20 +186,18 @@ TEST_P(MatMulFormatTest, EveryIsaAndRegimeMatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, MatMulFormatTest,
-    testing::Values(FormatCase{"F32", WeightFormat::kF32}, FormatCase{"BF16", WeightFormat::kBF16},
-                    FormatCase{"F16", WeightFormat::kF16},
-                    FormatCase{"MXFP4", WeightFormat::kMxfp4},
-                    FormatCase{"FP8_block128", WeightFormat::kFp8Block, 128},
-                    FormatCase{"FP8_block32", WeightFormat::kFp8Block, 32},
-                    FormatCase{"FP8_block48", WeightFormat::kFp8Block, 48},
-                    FormatCase{"FP8_block8", WeightFormat::kFp8Block, 8},
-                    FormatCase{"FP8_block7", WeightFormat::kFp8Block, 7},
-                    // Scales of 2^120 and more cannot absorb the kernels' factor of 256; small
-                    // codes keep the products finite.
-                    FormatCase{"FP8_large_scales", WeightFormat::kFp8Block, 32, 0x1p118f,
-                               0x1p121f, 0x20},
-                    FormatCase{"FP8_tiny_scales", WeightFormat::kFp8Block, 32, 0x1p-140f,
-                               0x1p-100f}),
+    testing::Values(
+        FormatCase{"F32", WeightFormat::kF32}, FormatCase{"BF16", WeightFormat::kBF16},
+        FormatCase{"F16", WeightFormat::kF16}, FormatCase{"MXFP4", WeightFormat::kMxfp4},
+        FormatCase{"FP8_block128", WeightFormat::kFp8Block, 128},
+        FormatCase{"FP8_block32", WeightFormat::kFp8Block, 32},
+        FormatCase{"FP8_block48", WeightFormat::kFp8Block, 48},
+        FormatCase{"FP8_block8", WeightFormat::kFp8Block, 8},
+        FormatCase{"FP8_block7", WeightFormat::kFp8Block, 7},
+        // Scales of 2^120 and more cannot absorb the kernels' factor of 256; small
+        // codes keep the products finite.
+        FormatCase{"FP8_large_scales", WeightFormat::kFp8Block, 32, 0x1p118f, 0x1p121f, 0x20},
+        FormatCase{"FP8_tiny_scales", WeightFormat::kFp8Block, 32, 0x1p-140f, 0x1p-100f}),
     [](const testing::TestParamInfo<FormatCase>& info) { return info.param.name; });
 
 // Equal as values, or both NaN.
@@ -215,9 +217,8 @@ void ExpectExactWeights(const WeightMatrix& w, const Want& want) {
       std::fill(row.begin(), row.end(), -12345.0f);
       detail::DequantizeRowWithIsa(isa, w, r, row.data());
       for (int64_t c = 0; c < w.cols; ++c) {
-        ASSERT_TRUE(SameBits(row[c], want(r, c)))
-            << detail::IsaName(isa) << " row " << r << " col " << c << ": " << row[c] << " vs "
-            << want(r, c);
+        ASSERT_TRUE(SameBits(row[c], want(r, c))) << detail::IsaName(isa) << " row " << r << " col "
+                                                  << c << ": " << row[c] << " vs " << want(r, c);
       }
     }
   }
@@ -294,8 +295,8 @@ TEST(DequantizeTest, Bf16AndF16EveryValue) {
         detail::DequantizeRowWithIsa(isa, t.w, r, row.data());
         for (int c = 0; c < 256; ++c) {
           const uint16_t bits = static_cast<uint16_t>(r * 256 + c);
-          const float want = format == WeightFormat::kBF16 ? tensor::Bf16ToFloat(bits)
-                                                           : tensor::F16ToFloat(bits);
+          const float want =
+              format == WeightFormat::kBF16 ? tensor::Bf16ToFloat(bits) : tensor::F16ToFloat(bits);
           ASSERT_TRUE(SameBits(row[c], want)) << detail::IsaName(isa) << " bits " << bits;
         }
       }
@@ -318,12 +319,10 @@ TEST(DequantizeTest, F32IsACopy) {
 TEST(MatMulTest, PoolMatchesCallingThreadBitForBit) {
   base::ThreadPool pool(3);
   std::mt19937 rng(99);
-  const FormatCase cases[] = {{"F32", WeightFormat::kF32},
-                              {"BF16", WeightFormat::kBF16},
-                              {"F16", WeightFormat::kF16},
-                              {"MXFP4", WeightFormat::kMxfp4},
-                              {"FP8", WeightFormat::kFp8Block, 128},
-                              {"FP8_fallback", WeightFormat::kFp8Block, 7}};
+  const FormatCase cases[] = {
+      {"F32", WeightFormat::kF32},           {"BF16", WeightFormat::kBF16},
+      {"F16", WeightFormat::kF16},           {"MXFP4", WeightFormat::kMxfp4},
+      {"FP8", WeightFormat::kFp8Block, 128}, {"FP8_fallback", WeightFormat::kFp8Block, 7}};
   for (const FormatCase& fc : cases) {
     TestWeights t;
     FillRandom(t, fc, 263, 512, rng);
@@ -445,8 +444,8 @@ TEST(QuantizeMxfp8Test, MatchesBruteForceDefinition) {
   std::vector<float> got = x;
   QuantizeMxfp8InPlace(got.data(), static_cast<int64_t>(got.size()));
   for (size_t i = 0; i < x.size(); ++i) {
-    ASSERT_TRUE(SameValue(got[i], want[i])) << i << ": " << x[i] << " -> " << got[i] << " want "
-                                            << want[i];
+    ASSERT_TRUE(SameValue(got[i], want[i]))
+        << i << ": " << x[i] << " -> " << got[i] << " want " << want[i];
   }
 }
 

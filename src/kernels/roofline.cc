@@ -50,12 +50,14 @@ __m128i XorWords(const __m128i* p, size_t words) {
   for (size_t i = 0; i < part; i += 4) {
     for (size_t k = 0; k < kStreams; ++k) {
       _mm_prefetch(reinterpret_cast<const char*>(s[k] + i) + kPrefetchBytes, _MM_HINT_T0);
-      __m128i line = _mm_xor_si128(_mm_xor_si128(_mm_load_si128(s[k] + i), _mm_load_si128(s[k] + i + 1)),
-                                   _mm_xor_si128(_mm_load_si128(s[k] + i + 2), _mm_load_si128(s[k] + i + 3)));
+      __m128i line =
+          _mm_xor_si128(_mm_xor_si128(_mm_load_si128(s[k] + i), _mm_load_si128(s[k] + i + 1)),
+                        _mm_xor_si128(_mm_load_si128(s[k] + i + 2), _mm_load_si128(s[k] + i + 3)));
       acc[k] = _mm_xor_si128(acc[k], line);
     }
   }
-  for (size_t i = kStreams * part; i < words; ++i) acc[0] = _mm_xor_si128(acc[0], _mm_load_si128(p + i));
+  for (size_t i = kStreams * part; i < words; ++i)
+    acc[0] = _mm_xor_si128(acc[0], _mm_load_si128(p + i));
   __m128i all = acc[0];
   for (size_t k = 1; k < kStreams; ++k) all = _mm_xor_si128(all, acc[k]);
   return all;
@@ -105,8 +107,8 @@ double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes)
 double MeasureReadBandwidthGBs(base::ThreadPool* pool) {
   long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (llc <= 0) llc = 64L << 20;
-  const size_t bytes = std::clamp<size_t>(static_cast<size_t>(llc) * 4, size_t{256} << 20,
-                                          size_t{2} << 30);
+  const size_t bytes =
+      std::clamp<size_t>(static_cast<size_t>(llc) * 4, size_t{256} << 20, size_t{2} << 30);
   return MeasureReadBandwidthGBs(pool, bytes, 3);
 }
 
@@ -116,8 +118,7 @@ double MeasurePeakFp32Gflops(base::ThreadPool* pool) {
 
 namespace detail {
 
-double MeasurePeakFp32GflopsWithIsa(Isa isa, base::ThreadPool* pool, int64_t iterations,
-                                    int runs) {
+double MeasurePeakFp32GflopsWithIsa(Isa isa, base::ThreadPool* pool, int64_t iterations, int runs) {
   K3_CHECK(IsaSupported(isa)) << IsaName(isa);
   double (*loop)(int64_t) = MulAddLoop;
   if (isa == Isa::kAvx512) loop = Avx512Kernels().fma_loop;
