@@ -1,5 +1,7 @@
 #include "kernels/matmul.h"
 
+#include <cpuid.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -56,10 +58,15 @@ void CheckWeights(const WeightMatrix& w) {
   }
 }
 
+// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
+bool CpuHasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+
 bool CpuHasAvx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
 }
 
 bool CpuHasAvx512() {
@@ -91,8 +98,9 @@ void SplitRange(int64_t n, int64_t align, int64_t tasks, base::ThreadPool* pool,
   }
 }
 
-// Below this many multiply-adds a call stays on the calling thread.
-constexpr int64_t kMinParallelWork = int64_t{1} << 16;
+// Below this many multiply-adds (tens of microseconds) a call stays on the calling thread: waking
+// the pool would cost about as much as it saves.
+constexpr int64_t kMinParallelWork = int64_t{1} << 18;
 
 int64_t TaskCount(base::ThreadPool* pool, int64_t work) {
   if (pool == nullptr || work < kMinParallelWork) return 1;
@@ -395,11 +403,21 @@ void QuantizeMxfp8InPlace(float* x, int64_t n) {
       continue;
     }
     if (amax == 0.0f) continue;
-    // 2^(floor(log2 amax) - 8): E4M3's largest power of two is 2^8. E8M0 spans 2^-127..2^127.
+    // 2^(floor(log2 amax) - 8): E4M3's largest power of two is 2^8. E8M0 spans 2^-127..2^127, and
+    // amax < 2^128 keeps the exponent <= 119, so `down` is a normal float and both scalings are
+    // exact (`up` may be subnormal, but every E4M3 value times it is representable).
     const int exponent = std::clamp(std::ilogb(amax) - 8, -127, 127);
+    const float down = std::ldexp(1.0f, -exponent), up = std::ldexp(1.0f, exponent);
     for (int i = 0; i < 32; ++i) {
-      const float scaled = std::ldexp(block[i], -exponent);
-      block[i] = std::ldexp(tensor::E4M3ToFloat(tensor::FloatToE4M3(scaled)), exponent);
+      // |v| < 512. E4M3 steps are 2^(e - 3) in binade e >= -6 and 2^-9 below; adding and
+      // subtracting 1.5 * 2^23 * step rounds to a multiple of the step, to nearest even, exactly
+      // as tensor::FloatToE4M3 does, without its library calls.
+      const float v = std::fabs(block[i] * down);
+      const int binade = static_cast<int>(std::bit_cast<uint32_t>(v) >> 23) - 127;
+      const int step = std::max(binade, -6) - 3;
+      const float magic = 1.5f * std::bit_cast<float>(static_cast<uint32_t>(step + 150) << 23);
+      const float rounded = std::min((v + magic) - magic, 448.0f);  // saturate like MX
+      block[i] = std::copysign(rounded, block[i]) * up;
     }
   }
 }

@@ -1,7 +1,18 @@
-// The per-ISA kernels behind MatMul (matmul.cc owns threading, packing of x and dispatch). The
-// *_avx2.cc and *_avx512.cc files that define them are compiled with their ISA's flags; they use
-// no standard-library code, so nothing compiled with those flags can be shared with (and run by)
-// baseline code through the linker.
+// The per-ISA kernels behind MatMul; matmul.cc owns dispatch, threading and the per-call
+// preparation of x. matmul_avx2.cc and matmul_avx512.cc are compiled with their ISA's flags and
+// instantiate no inline or template code from other headers (only intrinsics and their own
+// internal-linkage functions), so the linker can never hand baseline code a copy built for a wider
+// ISA; they are reached only through the tables below, after the CPU check.
+//
+// Decode regime (few tokens, memory-bound): a thread walks its rows in groups of kDecodeRowGroup,
+// streams each row once (software-prefetching ahead), converts 16 (AVX-512) or 8 (AVX2) weights
+// in registers and applies them to a tile of up to 6 (3) tokens, with one accumulator per row and
+// token and a horizontal sum at the end. More tokens take more tiles over the same, now cached,
+// rows.
+// Gemm regime (many tokens, compute-bound): a panel of 32 (16) weight rows is converted and
+// transposed kGemmKc columns at a time into [k][32] floats, and a micro-kernel accumulates a
+// tile of up to 14 (6) tokens x 32 (16) rows in 28 (12) vector registers: per k, two vector loads
+// of the panel, one broadcast per token, two FMAs per token.
 #pragma once
 
 #include <cstdint>

@@ -325,11 +325,12 @@ TEST(MatMulTest, PoolMatchesCallingThreadBitForBit) {
       {"FP8", WeightFormat::kFp8Block, 128}, {"FP8_fallback", WeightFormat::kFp8Block, 7}};
   for (const FormatCase& fc : cases) {
     TestWeights t;
-    FillRandom(t, fc, 263, 512, rng);
+    FillRandom(t, fc, 263, 1024, rng);  // 263 x 1024 > the single-thread cutoff
     for (int64_t tokens : {1, 5, 40}) {
-      std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 512), rng);
+      std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 1024), rng);
       for (Isa isa : detail::SupportedIsas()) {
         for (Regime regime : kRegimes) {
+          if (isa == Isa::kScalar && regime != Regime::kAuto) continue;  // one scalar kernel
           std::vector<float> alone(static_cast<size_t>(tokens * 263));
           std::vector<float> pooled(alone.size()), again(alone.size());
           detail::MatMulWithIsa(isa, regime, x.data(), tokens, t.w, alone.data(), nullptr);
@@ -438,6 +439,13 @@ TEST(QuantizeMxfp8Test, MatchesBruteForceDefinition) {
   for (int i = 0; i < 32; ++i) x.push_back(0.0f);  // all-zero block
   x.insert(x.end(), {448.0f, 480.0f, 500.0f, 511.9f, -1.0f, 0.0625f, 1.0f + 1.0f / 16});
   x.resize((x.size() + 31) / 32 * 32, 0.25f);
+  // A block with scale 1 (amax in [256, 512)) holding exact ties, normal and subnormal.
+  const float ties[] = {464.0f,        472.0f,    17.0f,      19.0f,        1.0625f,
+                        1.1875f,       -1.1875f,  0x1p-10f,   3 * 0x1p-10f, 5 * 0x1p-10f,
+                        -3 * 0x1p-10f, 0x1.2p-6f, 0x1.1p-6f,  0.0f,         -0.0f,
+                        0x1p-30f,      300.0f,    -0x1.12p-4f};
+  x.insert(x.end(), std::begin(ties), std::end(ties));
+  x.resize((x.size() + 31) / 32 * 32, 256.0f);
   for (int i = 0; i < 32; ++i) x.push_back(i == 5 ? INFINITY : 1.0f);  // non-finite blocks
   for (int i = 0; i < 32; ++i) x.push_back(i == 9 ? NAN : 1.0f);
   const std::vector<float> want = QuantizeByDefinition(x);

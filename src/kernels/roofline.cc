@@ -36,28 +36,42 @@ void RunOnAll(base::ThreadPool* pool, size_t n, const std::function<void(size_t)
 
 size_t Threads(base::ThreadPool* pool) { return pool == nullptr ? 1 : pool->parallelism(); }
 
-// XOR of every 16-byte word in [p, p + words), read as kStreams interleaved sequential streams
-// with software prefetch: one stream per core leaves memory bandwidth unused on many servers.
+// XOR of every 16-byte word in [p, p + words): the loads cannot be optimised away. Two access
+// patterns, because which one a memory system serves fastest varies (MeasureReadBandwidthGBs keeps
+// the best): kStreams sequential streams a quarter of the range apart, or the range read chunk by
+// chunk, each chunk as kStreams adjacent interleaved streams (as the decode kernels read a group
+// of weight rows). Both prefetch kPrefetchBytes ahead: one plain stream per core leaves
+// bandwidth unused on many servers.
 constexpr size_t kStreams = 4;
 constexpr size_t kPrefetchBytes = 16384;
+constexpr size_t kChunkWords = kPrefetchBytes / 16;
 
-__m128i XorWords(const __m128i* p, size_t words) {
-  const size_t part = words / kStreams / 4 * 4;  // 16-byte words per stream, whole cache lines
-  const __m128i* s[kStreams];
-  for (size_t k = 0; k < kStreams; ++k) s[k] = p + k * part;
+__m128i XorLine(const __m128i* p) {
+  return _mm_xor_si128(_mm_xor_si128(_mm_load_si128(p), _mm_load_si128(p + 1)),
+                       _mm_xor_si128(_mm_load_si128(p + 2), _mm_load_si128(p + 3)));
+}
+
+__m128i XorWords(const __m128i* p, size_t words, bool chunked) {
   __m128i acc[kStreams];
   for (__m128i& a : acc) a = _mm_setzero_si128();
-  for (size_t i = 0; i < part; i += 4) {
-    for (size_t k = 0; k < kStreams; ++k) {
-      _mm_prefetch(reinterpret_cast<const char*>(s[k] + i) + kPrefetchBytes, _MM_HINT_T0);
-      __m128i line =
-          _mm_xor_si128(_mm_xor_si128(_mm_load_si128(s[k] + i), _mm_load_si128(s[k] + i + 1)),
-                        _mm_xor_si128(_mm_load_si128(s[k] + i + 2), _mm_load_si128(s[k] + i + 3)));
-      acc[k] = _mm_xor_si128(acc[k], line);
+  // Each of kStreams streams covers `part` words at `stride` words from the previous one, for
+  // `rounds` rounds that advance `step` words.
+  const size_t part = chunked ? kChunkWords / kStreams : words / kStreams / 4 * 4;
+  const size_t rounds = chunked ? words / kChunkWords : 1;
+  const size_t stride = part, step = chunked ? kChunkWords : 0;
+  for (size_t round = 0; round < rounds; ++round) {
+    const __m128i* base = p + round * step;
+    for (size_t i = 0; i < part; i += 4) {
+      for (size_t k = 0; k < kStreams; ++k) {
+        const __m128i* line = base + k * stride + i;
+        _mm_prefetch(reinterpret_cast<const char*>(line) + kPrefetchBytes, _MM_HINT_T0);
+        acc[k] = _mm_xor_si128(acc[k], XorLine(line));
+      }
     }
   }
-  for (size_t i = kStreams * part; i < words; ++i)
+  for (size_t i = rounds * (chunked ? kChunkWords : kStreams * part); i < words; ++i) {
     acc[0] = _mm_xor_si128(acc[0], _mm_load_si128(p + i));
+  }
   __m128i all = acc[0];
   for (size_t k = 1; k < kStreams; ++k) all = _mm_xor_si128(all, acc[k]);
   return all;
@@ -91,10 +105,13 @@ double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes)
   std::vector<int> sinks(threads);
   double best = 0.0;
   for (int pass = 0; pass < passes; ++pass) {
+    const bool chunked = pass % 2 == 1;
     double seconds = Time([&] {
       RunOnAll(pool, threads, [&](size_t t) {
-        const size_t begin = words * t / threads, end = words * (t + 1) / threads;
-        sinks[t] = _mm_cvtsi128_si32(XorWords(data + begin, end - begin));
+        // Whole cache lines per thread, so the 16-byte loads stay aligned to them.
+        const size_t begin = words / 4 * t / threads * 4;
+        const size_t end = t + 1 == threads ? words : words / 4 * (t + 1) / threads * 4;
+        sinks[t] = _mm_cvtsi128_si32(XorWords(data + begin, end - begin, chunked));
       });
     });
     best = std::max(best, static_cast<double>(words * 16) / seconds / 1e9);
@@ -105,11 +122,7 @@ double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes)
 }
 
 double MeasureReadBandwidthGBs(base::ThreadPool* pool) {
-  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (llc <= 0) llc = 64L << 20;
-  const size_t bytes =
-      std::clamp<size_t>(static_cast<size_t>(llc) * 4, size_t{256} << 20, size_t{2} << 30);
-  return MeasureReadBandwidthGBs(pool, bytes, 3);
+  return MeasureReadBandwidthGBs(pool, detail::BandwidthBufferBytes(), 6);
 }
 
 double MeasurePeakFp32Gflops(base::ThreadPool* pool) {
@@ -117,6 +130,12 @@ double MeasurePeakFp32Gflops(base::ThreadPool* pool) {
 }
 
 namespace detail {
+
+size_t BandwidthBufferBytes() {
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (llc <= 0) llc = 64L << 20;
+  return std::clamp<size_t>(static_cast<size_t>(llc) * 4, size_t{256} << 20, size_t{2} << 30);
+}
 
 double MeasurePeakFp32GflopsWithIsa(Isa isa, base::ThreadPool* pool, int64_t iterations, int runs) {
   K3_CHECK(IsaSupported(isa)) << IsaName(isa);

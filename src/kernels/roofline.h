@@ -10,13 +10,14 @@
 namespace k3::kernels {
 
 // GB/s (1e9 bytes) reading a buffer much larger than the last-level cache (4x its size, at least
-// 256 MiB, at most 2 GiB), split over the pool's threads; the best of a few passes.
+// 256 MiB, at most 2 GiB), split over the pool's threads; the best of a few passes over two
+// access patterns (with software prefetch, as the decode kernels read).
 double MeasureReadBandwidthGBs(base::ThreadPool* pool);
 // The same over `bytes` bytes, best of `passes`.
 double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes);
 
 // GFLOP/s (an FMA counts 2) of independent register-resident FMA chains on the best SIMD level,
-// on every thread at once; the best of a few runs.
+// on every thread at once; the best of ten runs of about 10 ms.
 double MeasurePeakFp32Gflops(base::ThreadPool* pool);
 
 }  // namespace k3::kernels
