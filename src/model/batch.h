@@ -23,6 +23,9 @@ struct ForwardOptions {
   int kda_chunk =
       16;  // K3: 16 x -5 >= -80 keeps every chunk on the factorised path (docs/model.md)
   MlaMode mla_mode = MlaMode::kAuto;
+  // Naive-form attention of a sequence with at least this many new tokens runs as two matrix
+  // products per head (GEMM kernels) instead of per-pair dot products.
+  int mla_gemm_rows = 64;
   bool mxfp8_experts = false;  // quantise routed-expert inputs to MXFP8 (E4M3, block 32)
 };
 

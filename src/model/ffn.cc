@@ -121,21 +121,39 @@ void MoeForward(const ModelConfig& c, const MoeWeights& w, const float* x, int64
       assigned[choice.experts[r * m.top_k + j]].push_back({r, choice.weights[r * m.top_k + j]});
     }
   }
-  std::vector<float> routed(rows * width, 0.0f);
+  // One task per active expert, each single-threaded: at decode an expert's matrices are too
+  // small to split across threads profitably, and experts are independent. Outputs are summed
+  // afterwards in expert order, so the result does not depend on scheduling.
+  std::vector<int> active;
   for (int e = 0; e < m.num_experts; ++e) {
+    if (!assigned[e].empty()) active.push_back(e);
+  }
+  std::vector<std::vector<float>> outputs(active.size());
+  auto run_expert = [&](size_t task) {
+    const int e = active[task];
     const auto& rows_of_e = assigned[e];
-    if (rows_of_e.empty()) continue;
     const int64_t n = static_cast<int64_t>(rows_of_e.size());
-    std::vector<float> in(n * width), y(n * width);
+    std::vector<float> in(n * width);
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(&in[i * width], expert_in + rows_of_e[i].first * width, width * sizeof(float));
     }
     MaybeQuantize(options.mxfp8_experts, in.data(), n * width);
-    MlpForward(c, w.experts[e], in.data(), n, options.mxfp8_experts, pool, y.data());
-    for (int64_t i = 0; i < n; ++i) {
+    outputs[task].resize(n * width);
+    MlpForward(c, w.experts[e], in.data(), n, options.mxfp8_experts, nullptr, outputs[task].data());
+  };
+  if (pool) {
+    pool->ParallelFor(active.size(), run_expert);
+  } else {
+    for (size_t task = 0; task < active.size(); ++task) run_expert(task);
+  }
+  std::vector<float> routed(rows * width, 0.0f);
+  for (size_t task = 0; task < active.size(); ++task) {
+    const auto& rows_of_e = assigned[active[task]];
+    for (size_t i = 0; i < rows_of_e.size(); ++i) {
       float* dst = &routed[rows_of_e[i].first * width];
       const float weight = rows_of_e[i].second;
-      for (int64_t k = 0; k < width; ++k) dst[k] += weight * y[i * width + k];
+      const float* y = &outputs[task][i * width];
+      for (int64_t k = 0; k < width; ++k) dst[k] += weight * y[k];
     }
   }
   if (m.latent_dim > 0) {

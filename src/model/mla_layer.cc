@@ -73,6 +73,41 @@ K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const std::vector<float>& kv_
   }
 }
 
+// The naive form as two matrix products per head (long prefills): S = Q_h K_h^T over all cached
+// positions, a causal softmax per row, then O_h = P V_h. Twice the multiply-adds of a causal loop,
+// but on the GEMM kernels, which run several times faster than the per-pair dot products.
+void AttendNaiveGemm(const Dims& d, const float* q, const float* kv, const float* entries,
+                     int64_t start, int64_t rows, float scale, base::ThreadPool* pool, float* out) {
+  const int64_t len = start + rows;
+  std::vector<float> qh(rows * d.qk), kh(len * d.qk), vt(d.dv * len), s(rows * len),
+      oh(rows * d.dv);
+  for (int64_t head = 0; head < d.h; ++head) {
+    for (int64_t t = 0; t < rows; ++t) {
+      std::memcpy(&qh[t * d.qk], q + t * d.h * d.qk + head * d.qk, d.qk * sizeof(float));
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      const float* e = kv + j * d.h * (d.dn + d.dv) + head * (d.dn + d.dv);
+      std::memcpy(&kh[j * d.qk], e, d.dn * sizeof(float));
+      std::memcpy(&kh[j * d.qk + d.dn], entries + j * d.entry + d.r, d.dr * sizeof(float));
+      for (int64_t v = 0; v < d.dv; ++v) vt[v * len + j] = e[d.dn + v];
+    }
+    kernels::WeightMatrix keys{kernels::WeightFormat::kF32, len, d.qk, kh.data()};
+    kernels::MatMul(qh.data(), rows, keys, s.data(), pool);
+    for (int64_t t = 0; t < rows; ++t) {
+      float* row = &s[t * len];
+      const int64_t visible = start + t + 1;
+      for (int64_t j = 0; j < visible; ++j) row[j] *= scale;
+      Softmax(row, visible);
+      std::fill(row + visible, row + len, 0.0f);
+    }
+    kernels::WeightMatrix values{kernels::WeightFormat::kF32, d.dv, len, vt.data()};
+    kernels::MatMul(s.data(), rows, values, oh.data(), pool);
+    for (int64_t t = 0; t < rows; ++t) {
+      std::memcpy(out + t * d.h * d.dv + head * d.dv, &oh[t * d.dv], d.dv * sizeof(float));
+    }
+  }
+}
+
 }  // namespace
 
 void MlaForward(const ModelConfig& c, const MlaWeights& w, int mla_layer, const Rope* rope,
@@ -129,6 +164,11 @@ void MlaForward(const ModelConfig& c, const MlaWeights& w, int mla_layer, const 
     }
     const float* qs = &q[s.row_begin * d.h * d.qk];
     float* os = &attn[s.row_begin * d.h * d.dv];
+    if (naive && s.rows >= options.mla_gemm_rows) {
+      AttendNaiveGemm(d, qs, expanded.data(), entries.data(), s.start_position, s.rows, scale, pool,
+                      os);
+      continue;
+    }
     auto head_task = [&](size_t head) {
       if (naive) {
         AttendNaive(d, qs, expanded.data(), entries.data(), s.start_position, s.rows, head, scale,

@@ -41,13 +41,14 @@ class ParityTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(ParityTest, PrefillLogitsMatchTheReferenceAtEveryPosition) {
   for (KdaMode kda : {KdaMode::kRecurrent, KdaMode::kChunked}) {
-    for (MlaMode mla : {MlaMode::kNaive, MlaMode::kAbsorbed}) {
+    for (MlaMode mla : {MlaMode::kNaive, MlaMode::kAbsorbed, MlaMode::kAuto}) {
       Reference ref = LoadReference(GetParam());
       const auto& c = model_->config();
       ForwardOptions options;
       options.kda_mode = kda;
       options.kda_chunk = 16;
       options.mla_mode = mla;
+      options.mla_gemm_rows = mla == MlaMode::kAuto ? 1 : 1 << 30;  // kAuto here: GEMM attention
       KdaStatePool states(c, 1);
       MlaCache cache(c, 4, 64);
       std::vector<int32_t> pages = {0, 1, 2, 3};
