@@ -4,7 +4,9 @@
 // silence it for the header's lines only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // a GCC-only warning group
+#endif
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
