@@ -142,7 +142,9 @@ base::Status ParseQuantization(const json& text, ModelConfig* config) {
   } else if (method == "compressed-tensors") {
     std::string format = Optional<std::string>(*q, "format", "");
     if (format != "mxfp4-pack-quantized") {
-      return base::Unimplemented("config.json: compressed-tensors format '" + format + "'");
+      return base::Unimplemented("config.json: compressed-tensors format '" + format +
+                                 "' is not supported (supported: mxfp4-pack-quantized, and fp8 "
+                                 "block weights)");
     }
     config->mxfp4_experts = true;
   } else {
