@@ -101,11 +101,7 @@ void KdaForward(const ModelConfig& c, const KdaWeights& w, int kda_layer, const 
   std::vector<float> q(rows * p), k(rows * p), v(rows * p), o(rows * p);
   const float scale = 1.0f / std::sqrt(static_cast<float>(kd));
   for (const SequenceRows& s : seqs) {
-    if (s.start_position == 0) {
-      std::memset(states.conv_state(s.state_slot, kda_layer), 0,
-                  3 * (taps - 1) * p * sizeof(float));
-      std::memset(states.recurrent_state(s.state_slot, kda_layer), 0, h * kd * kd * sizeof(float));
-    }
+    if (s.start_position == 0) states.ResetLayer(s.state_slot, kda_layer);
     float* hist = states.conv_state(s.state_slot, kda_layer);
     const int64_t off = s.row_begin * p;
     ShortConv(&pr.q[off], s.rows, p, w.q_conv, taps, hist, &q[off]);

@@ -35,6 +35,20 @@ class ParityTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     model_ = std::move(*loaded);
   }
+  // One forward over the whole prompt from an empty state, with logits at every position.
+  ForwardResult PrefillEveryPosition(const std::vector<int32_t>& prompt,
+                                     const ForwardOptions& options) {
+    const auto& c = model_->config();
+    KdaStatePool states(c, 1);
+    MlaCache cache(c, 4, 64);
+    std::vector<int32_t> pages = {0, 1, 2, 3};
+    SequenceInput seq{prompt, 0, 0, pages, true};
+    ForwardResult out;
+    base::Status status = model_->Forward({&seq, 1}, options, states, cache, &out);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return out;
+  }
+
   base::ThreadPool pool_{2};
   std::unique_ptr<Model> model_;
 };
@@ -49,12 +63,7 @@ TEST_P(ParityTest, PrefillLogitsMatchTheReferenceAtEveryPosition) {
       options.kda_chunk = 16;
       options.mla_mode = mla;
       options.mla_gemm_rows = mla == MlaMode::kAuto ? 1 : 1 << 30;  // kAuto here: GEMM attention
-      KdaStatePool states(c, 1);
-      MlaCache cache(c, 4, 64);
-      std::vector<int32_t> pages = {0, 1, 2, 3};
-      SequenceInput seq{ref.prompt, 0, 0, pages, true};
-      ForwardResult out;
-      ASSERT_TRUE(model_->Forward({&seq, 1}, options, states, cache, &out).ok());
+      ForwardResult out = PrefillEveryPosition(ref.prompt, options);
       ASSERT_EQ(out.rows, static_cast<int64_t>(ref.prompt.size()));
       const auto gaps = ref.meta["prefill_router_min_gap"].get<std::vector<double>>();
       int skipped = 0;
@@ -108,12 +117,8 @@ TEST_P(ParityTest, Mxfp8ExpertPathMatchesItsEmulation) {
   const auto& c = model_->config();
   ForwardOptions options;
   options.mxfp8_experts = true;
-  KdaStatePool states(c, 1);
-  MlaCache cache(c, 4, 64);
-  std::vector<int32_t> pages = {0, 1, 2, 3};
-  SequenceInput seq{ref.prompt, 0, 0, pages, true};
-  ForwardResult out;
-  ASSERT_TRUE(model_->Forward({&seq, 1}, options, states, cache, &out).ok());
+  ForwardResult out = PrefillEveryPosition(ref.prompt, options);
+  ASSERT_EQ(out.rows, static_cast<int64_t>(ref.prompt.size()));
   // Quantisation rounds float32 and float64 intermediates to E4M3; values that sit within an ulp
   // of a rounding boundary may land on neighbouring codes, so the bound is looser than exact.
   double worst = 0.0;

@@ -30,6 +30,10 @@ void KdaStatePool::Reset(int slot) {
   std::fill_n(data_.data() + slot * per_slot_, per_slot_, 0.0f);
 }
 
+void KdaStatePool::ResetLayer(int slot, int kda_layer) {
+  std::fill_n(conv_state(slot, kda_layer), per_layer_, 0.0f);
+}
+
 void KdaStatePool::Copy(int from_slot, int to_slot) {
   K3_CHECK(from_slot >= 0 && from_slot < num_slots_ && to_slot >= 0 && to_slot < num_slots_);
   std::memcpy(data_.data() + to_slot * per_slot_, data_.data() + from_slot * per_slot_,

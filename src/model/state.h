@@ -25,6 +25,8 @@ class KdaStatePool {
   // [H][K][V].
   float* recurrent_state(int slot, int kda_layer);
   void Reset(int slot);
+  // Zeroes one KDA layer's conv history and recurrent state in `slot`.
+  void ResetLayer(int slot, int kda_layer);
   void Copy(int from_slot, int to_slot);
   int64_t floats_per_slot() const { return per_slot_; }
 
