@@ -89,6 +89,7 @@ struct ModelConfig {
   bool mxfp4_experts = false;  // compressed-tensors mxfp4-pack-quantized routed experts
   int64_t bos_id = -1;
   int64_t eos_id = -1;
+  int64_t max_position = 0;  // max_position_embeddings; 0 = not given
 
   bool is_moe_layer(int layer) const { return layer >= first_k_dense; }
   int num_kda_layers() const;

@@ -52,6 +52,7 @@ TEST(ModelConfig, KimiK3) {
   EXPECT_TRUE(c.mxfp4_experts);
   EXPECT_EQ(c.first_k_dense, 1);
   EXPECT_EQ(c.eos_id, 163586);
+  EXPECT_EQ(c.max_position, 1048576);
 }
 
 TEST(ModelConfig, KimiK25IsDeepseekV3WithYarn) {

@@ -1,0 +1,55 @@
+#include "engine/k3_model_runner.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace k3::engine {
+
+K3ModelRunner::K3ModelRunner(std::unique_ptr<model::Model> model, model::ForwardOptions options)
+    : model_(std::move(model)), options_(options) {}
+
+RunnerInfo K3ModelRunner::info() const {
+  const model::ModelConfig& c = model_->config();
+  RunnerInfo info;
+  info.vocab_size = c.vocab;
+  info.eos_token_id = static_cast<int32_t>(c.eos_id);
+  info.max_position = c.max_position;
+  info.has_recurrent_state = c.num_kda_layers() > 0;
+  // fp32 entries of [c_kv | k_pe] per MLA layer (model/state.h).
+  info.cache_bytes_per_token =
+      int64_t{c.num_mla_layers()} * c.mla.cache_dim() * static_cast<int64_t>(sizeof(float));
+  info.state_bytes_per_slot =
+      info.has_recurrent_state ? model::KdaStatePool(c, 0).floats_per_slot() * 4 : 0;
+  return info;
+}
+
+base::Status K3ModelRunner::AllocateCache(int num_blocks, int block_size, int num_state_slots) {
+  if (num_blocks <= 0 || block_size <= 0 || num_state_slots <= 0) {
+    return base::InvalidArgument("cache sizes must be positive");
+  }
+  states_.emplace(model_->config(), num_state_slots);
+  cache_.emplace(model_->config(), num_blocks, block_size);
+  return base::Status::Ok();
+}
+
+base::Status K3ModelRunner::Forward(std::span<const RunnerSequence> batch,
+                                    std::vector<float>* logits) {
+  if (!states_) return base::Internal("Forward before AllocateCache");
+  inputs_.clear();
+  for (const RunnerSequence& s : batch) {
+    inputs_.push_back({s.tokens, s.start_position, s.state_slot, s.blocks, false});
+  }
+  K3_RETURN_IF_ERROR(model_->Forward(inputs_, options_, *states_, *cache_, &result_));
+  const int64_t vocab = model_->config().vocab;
+  logits->clear();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!batch[i].need_logits) continue;
+    const float* row = result_.logits.data() + static_cast<int64_t>(i) * vocab;
+    logits->insert(logits->end(), row, row + vocab);
+  }
+  return base::Status::Ok();
+}
+
+void K3ModelRunner::CopyState(int from_slot, int to_slot) { states_->Copy(from_slot, to_slot); }
+
+}  // namespace k3::engine

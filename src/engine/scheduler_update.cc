@@ -1,0 +1,118 @@
+// The second half of a step: record what the forward pass computed, offer full blocks and state
+// checkpoints to the prefix cache, sample, and finish sequences.
+#include <algorithm>
+
+#include "base/check.h"
+#include "engine/scheduler.h"
+
+namespace k3::engine {
+
+const char* FinishReasonName(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kNone: return "none";
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kCancelled: return "cancelled";
+    case FinishReason::kError: return "error";
+  }
+  return "?";
+}
+
+void Scheduler::Update(const std::vector<Scheduled>& plan, const std::vector<float>& logits) {
+  size_t row = 0;
+  for (const Scheduled& s : plan) {
+    Sequence* seq = s.seq;
+    seq->computed += s.tokens;
+    if (seq->computed <= seq->prompt_len) totals_.prefill_tokens += s.tokens;
+    if (config_.enable_prefix_caching) {
+      CommitFullBlocks(seq);
+      MaybeCheckpoint(seq);
+    }
+    if (seq->computed == static_cast<int64_t>(seq->tokens.size())) {
+      K3_CHECK((row + 1) * info_.vocab_size <= logits.size()) << "runner returned too few rows";
+      if (seq->index == 0) seq->request->prompt_cached = true;
+      AppendToken(seq, logits.data() + row * info_.vocab_size);
+      ++row;
+    }
+  }
+}
+
+void Scheduler::CommitFullBlocks(Sequence* seq) {
+  const size_t full = static_cast<size_t>(seq->computed / layout_.block_size);
+  if (full <= seq->committed) return;
+  EnsureHashes(seq, full);
+  const size_t bs = static_cast<size_t>(layout_.block_size);
+  for (size_t b = seq->committed; b < full; ++b) {
+    cache_.Commit(seq->blocks[b], b ? seq->hashes.chain[b - 1] : 0, seq->hashes.local[b],
+                  seq->hashes.chain[b], std::span(seq->tokens).subspan(b * bs, bs),
+                  static_cast<int64_t>((b + 1) * bs));
+  }
+  seq->committed = full;
+}
+
+void Scheduler::MaybeCheckpoint(Sequence* seq) {
+  if (!IsCheckpointTarget(*seq, seq->computed)) return;
+  const size_t block = static_cast<size_t>(seq->computed / layout_.block_size) - 1;
+  const cache::BlockHash chain = seq->hashes.chain[block];
+  if (!cache_.IsCached(chain) || cache_.HasCheckpoint(chain)) return;
+  const int slot = cache_.AllocateCheckpointSlot();
+  if (slot < 0) return;
+  runner_->CopyState(seq->slot, slot);
+  cache_.AttachCheckpoint(chain, slot);
+}
+
+RequestOutput Scheduler::NewOutput(const Sequence& seq) const {
+  RequestOutput out;
+  out.request_id = seq.request->id;
+  out.index = seq.index;
+  out.prompt_tokens = seq.prompt_len;
+  out.cached_tokens = seq.cached_tokens;
+  out.generated_tokens = seq.generated;
+  return out;
+}
+
+void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
+  const SamplingParams& params = seq->request->params;
+  row_.assign(logits_row, logits_row + info_.vocab_size);
+  // Sibling completions draw from their own streams of the request's seed.
+  const uint64_t seed = seq->request->seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(seq->index);
+  SampledToken sampled = sampler_.Sample(row_, params, seq->penalties, seed,
+                                         static_cast<uint64_t>(seq->generated));
+  const int32_t token = sampled.token;
+  seq->tokens.push_back(token);
+  seq->penalties.AddOutput(token);
+  ++seq->generated;
+  ++totals_.generated_tokens;
+
+  RequestOutput out = NewOutput(*seq);
+  out.tokens.push_back(token);
+  if (params.logprobs >= 0) out.logprobs.push_back(std::move(sampled));
+  const bool stop_id = std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(),
+                                 token) != params.stop_token_ids.end();
+  if (stop_id || (!params.ignore_eos && token == info_.eos_token_id)) {
+    Finish(seq, FinishReason::kStop, std::move(out));
+  } else if (seq->generated >= params.max_tokens ||
+             static_cast<int64_t>(seq->tokens.size()) >= layout_.max_model_len) {
+    Finish(seq, FinishReason::kLength, std::move(out));
+  } else {
+    Emit(seq, out);
+  }
+}
+
+void Scheduler::Emit(Sequence* seq, RequestOutput& output) {
+  if (seq->request->on_output) seq->request->on_output(output);
+}
+
+void Scheduler::Finish(Sequence* seq, FinishReason reason, RequestOutput output) {
+  ReleaseResources(seq);
+  (seq->state == SequenceState::kRunning ? running_ : waiting_).erase(seq->order);
+  output.finish_reason = reason;
+  output.generated_tokens = seq->generated;
+  ++totals_.finished;
+  RequestState* request = seq->request;
+  Emit(seq, output);
+  sequences_.erase(seq);
+  if (--request->unfinished == 0) requests_.erase(request->id);
+}
+
+}  // namespace k3::engine

@@ -1,0 +1,47 @@
+// One completion being generated: its token ids, how far the model has computed them, and the
+// cache blocks and state slot it holds. A request with n > 1 owns n sequences.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cache/block_hash.h"
+#include "engine/request.h"
+#include "engine/sampler.h"
+
+namespace k3::engine {
+
+struct RequestState {
+  uint64_t id = 0;
+  std::vector<int32_t> prompt;
+  SamplingParams params;
+  OutputCallback on_output;
+  uint64_t seed = 0;
+  int unfinished = 0;          // sequences still running or waiting
+  bool prompt_cached = false;  // sequence 0 has prefilled the prompt (siblings may start)
+};
+
+enum class SequenceState { kWaiting, kRunning };
+
+struct Sequence {
+  RequestState* request = nullptr;
+  int index = 0;
+  uint64_t order = 0;  // arrival order: lower runs first and is preempted last
+  SequenceState state = SequenceState::kWaiting;
+  std::vector<int32_t> tokens;  // prompt, then generated
+  int64_t prompt_len = 0;
+  int64_t computed = 0;         // leading tokens whose KV and state are in blocks / slot
+  std::vector<int32_t> blocks;  // covering at least [0, computed)
+  size_t committed = 0;         // leading blocks already offered to the prefix cache
+  cache::BlockHashes hashes;    // of the full blocks of `tokens`, extended lazily
+  int slot = -1;                // running state slot while running
+  bool admitted_once = false;
+  int64_t cached_tokens = 0;    // prefix-cache hit at first admission
+  int64_t generated = 0;
+  PenaltyState penalties;
+
+  int64_t remaining() const { return static_cast<int64_t>(tokens.size()) - computed; }
+};
+
+}  // namespace k3::engine
