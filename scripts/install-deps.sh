@@ -12,6 +12,7 @@ packages=(
   python3-numpy                            # reference/: the float64 model reference
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   nlohmann-json3-dev libcli11-dev          # JSON, command line
+  libxxhash-dev                            # block hashes (src/cache)
   clang libclang-rt-14-dev                 # libFuzzer targets (scripts/fuzz.sh)
 )
 missing=()

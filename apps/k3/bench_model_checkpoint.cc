@@ -250,4 +250,32 @@ base::Status WriteBenchModel(const BenchModelShape& s, const std::filesystem::pa
   return base::Status::Ok();
 }
 
+// Reads one byte of every page of every tensor, so timed runs do not pay first-touch page faults
+// of the memory-mapped weights (a server pays them once, at warm-up).
+void TouchAllWeights(const model::Model& m) {
+  volatile uint8_t sink = 0;
+  for (const std::string& name : m.checkpoint().TensorNames()) {
+    auto view = m.checkpoint().Get(name);
+    if (!view.ok()) continue;
+    for (size_t i = 0; i < view->bytes.size(); i += 4096) {
+      sink = sink + static_cast<uint8_t>(view->bytes[i]);
+    }
+  }
+}
+
+base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::string& dir,
+                                                                 bool mxfp4,
+                                                                 base::ThreadPool* pool) {
+  if (!std::filesystem::exists(std::filesystem::path(dir) / "config.json")) {
+    BenchModelShape shape;
+    shape.mxfp4_experts = mxfp4;
+    K3_LOG(kInfo) << "generating the " << (mxfp4 ? "MXFP4" : "BF16")
+                  << "-expert benchmark model in " << dir << " (once)";
+    K3_RETURN_IF_ERROR(WriteBenchModel(shape, dir));
+  }
+  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(dir, pool));
+  TouchAllWeights(*model);
+  return model;
+}
+
 }  // namespace k3::app

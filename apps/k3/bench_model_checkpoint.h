@@ -4,8 +4,13 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <string>
 
+#include "base/result.h"
 #include "base/status.h"
+#include "base/thread_pool.h"
+#include "model/model.h"
 
 namespace k3::app {
 
@@ -27,5 +32,11 @@ struct BenchModelShape {
 
 // Writes config.json, one safetensors shard per layer and the index into `dir` (created).
 base::Status WriteBenchModel(const BenchModelShape& shape, const std::filesystem::path& dir);
+
+// Loads the benchmark model from `dir`, writing it first if missing, and touches every weight page.
+base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::string& dir, bool mxfp4,
+                                                                 base::ThreadPool* pool);
+// Reads one byte of every page of the weights (first-touch faults happen here, not when timed).
+void TouchAllWeights(const model::Model& m);
 
 }  // namespace k3::app

@@ -170,37 +170,10 @@ double RoutedExpertSeconds(const model::Model& m, base::ThreadPool* pool) {
   return best;
 }
 
-// Reads one byte of every page of every tensor, so timed runs do not pay first-touch page faults
-// of the memory-mapped weights (a server pays them once, at warm-up).
-void TouchAllWeights(const model::Model& m) {
-  volatile uint8_t sink = 0;
-  for (const std::string& name : m.checkpoint().TensorNames()) {
-    auto view = m.checkpoint().Get(name);
-    if (!view.ok()) continue;
-    for (size_t i = 0; i < view->bytes.size(); i += 4096) {
-      sink = sink + static_cast<uint8_t>(view->bytes[i]);
-    }
-  }
-}
-
-base::Result<std::unique_ptr<model::Model>> LoadOrMake(const std::string& dir, bool mxfp4,
-                                                       base::ThreadPool* pool) {
-  if (!std::filesystem::exists(std::filesystem::path(dir) / "config.json")) {
-    BenchModelShape shape;
-    shape.mxfp4_experts = mxfp4;
-    K3_LOG(kInfo) << "generating the " << (mxfp4 ? "MXFP4" : "BF16")
-                  << "-expert benchmark model in " << dir << " (once)";
-    K3_RETURN_IF_ERROR(WriteBenchModel(shape, dir));
-  }
-  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(dir, pool));
-  TouchAllWeights(*model);
-  return model;
-}
-
 int Run(const BenchModelFlags& f) {
   base::ThreadPool pool(f.threads);
   const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
-  auto model = LoadOrMake(dir, true, &pool);
+  auto model = LoadOrMakeBenchModel(dir, true, &pool);
   if (!model.ok()) {
     K3_LOG(kError) << model.status().ToString();
     return 1;
@@ -240,7 +213,7 @@ int Run(const BenchModelFlags& f) {
   }
   prefill.Print();
   if (f.compare_bf16 && f.model.empty()) {
-    auto bf16 = LoadOrMake(f.cache_dir + "/k3-bf16", false, &pool);
+    auto bf16 = LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16", false, &pool);
     if (!bf16.ok()) {
       K3_LOG(kError) << bf16.status().ToString();
       return 1;

@@ -14,5 +14,6 @@ CommandFn AddDetokenizeCommand(CLI::App& app);
 CommandFn AddBenchTokenizerCommand(CLI::App& bench);
 CommandFn AddGenerateCommand(CLI::App& app);
 CommandFn AddBenchModelCommand(CLI::App& bench);
+CommandFn AddBenchEngineCommand(CLI::App& bench);
 
 }  // namespace k3::app

@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   CLI::App* bench_model = bench->add_subcommand(
       "model", "Model decode/prefill speed vs measured memory bandwidth and peak FLOP rate");
   commands[bench_model] = k3::app::AddBenchModelCommand(*bench_model);
+  CLI::App* bench_engine = bench->add_subcommand(
+      "engine", "Engine throughput by concurrency, cached-prefix TTFT, KDA checkpoint memory");
+  commands[bench_engine] = k3::app::AddBenchEngineCommand(*bench_engine);
 
   CLI11_PARSE(app, argc, argv);
   k3::base::LogLevel level;

@@ -5,7 +5,8 @@
 
 namespace k3::engine {
 
-K3ModelRunner::K3ModelRunner(std::unique_ptr<model::Model> model, model::ForwardOptions options)
+K3ModelRunner::K3ModelRunner(std::shared_ptr<const model::Model> model,
+                             model::ForwardOptions options)
     : model_(std::move(model)), options_(options) {}
 
 RunnerInfo K3ModelRunner::info() const {

@@ -13,7 +13,8 @@ namespace k3::engine {
 
 class K3ModelRunner : public ModelRunner {
  public:
-  K3ModelRunner(std::unique_ptr<model::Model> model, model::ForwardOptions options = {});
+  // The model may be shared by several runners (each has its own cache and states).
+  K3ModelRunner(std::shared_ptr<const model::Model> model, model::ForwardOptions options = {});
 
   RunnerInfo info() const override;
   base::Status AllocateCache(int num_blocks, int block_size, int num_state_slots) override;
@@ -23,7 +24,7 @@ class K3ModelRunner : public ModelRunner {
   const model::Model& model() const { return *model_; }
 
  private:
-  std::unique_ptr<model::Model> model_;
+  std::shared_ptr<const model::Model> model_;
   model::ForwardOptions options_;
   std::optional<model::KdaStatePool> states_;
   std::optional<model::MlaCache> cache_;

@@ -19,8 +19,8 @@ struct TokenLogprob {
 
 struct SampledToken {
   int32_t token = 0;
-  float logprob = 0.0f;              // of `token` under the raw distribution (if logprobs >= 0)
-  std::vector<TokenLogprob> top;     // the `logprobs` most likely tokens, most likely first
+  float logprob = 0.0f;           // of `token` under the raw distribution (if logprobs >= 0)
+  std::vector<TokenLogprob> top;  // the `logprobs` most likely tokens, most likely first
 };
 
 // The tokens a sequence has seen, for penalties. Prompt tokens matter only to the repetition
@@ -35,16 +35,20 @@ struct PenaltyState {
 // not depend on how many other draws happened before (batch composition, preemption).
 double UniformForStep(uint64_t seed, uint64_t step);
 
+// Thread-compatible: one Sampler per thread (its scratch is reused between calls).
 class Sampler {
  public:
-  // `logits` is modified in place (it is scratch). `step` is the index of the token being generated
-  // within its sequence (0 for the first). Cost: O(vocab) plus O(k log k) for the kept candidates.
+  // `logits` is modified in place (it is scratch); -inf marks a masked token, and at least one
+  // logit must be finite (none NaN). `step` is the index of the token being generated within its
+  // sequence (0 for the first). Cost: O(vocab) plus O(k log k), k being the tokens kept by
+  // top_p/min_p (the whole top-k set when top_k is set), plus one bucket of probabilities 2^(1/8)
+  // wide around the cut.
   SampledToken Sample(std::span<float> logits, const SamplingParams& params,
                       const PenaltyState& penalties, uint64_t seed, uint64_t step);
 
  private:
   // Scratch, reused between calls.
-  std::vector<float> raw_logprobs_;  // [vocab] raw log-softmax, filled only when logprobs >= 0
+  std::vector<float> raw_logprobs_;   // [vocab] raw log-softmax, filled only when logprobs >= 0
   std::vector<uint64_t> candidates_;  // [<= vocab] (probability bits << 32 | ~token): sorts by key
   std::vector<float> probs_;          // [vocab] unnormalised tempered probabilities, max exactly 1
 };

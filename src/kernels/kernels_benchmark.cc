@@ -7,6 +7,8 @@
 //                                    from memory);
 //   Prefill/<format>/<isa>           tokens 512, rows 2048, cols 2048: GFLOP/s and its fraction of
 //                                    that ISA's peak;
+//   Precision/<format>/tokens:N/<p>  MatMul under GemmPrecision kFp32 and kBf16 (AMX): BF16
+//                                    256x2048x2048 and a 16-token MXFP4 expert, 1024 x 768;
 // then measures the roofline again (keeping the better numbers: other work on a shared machine
 // can disturb either measurement) and prints a summary table of the fastest call of each.
 #include <benchmark/benchmark.h>
@@ -250,7 +252,58 @@ void BM_Prefill(benchmark::State& state, WeightFormat format, Isa isa) {
   Record({Name("Prefill", format, isa, 0), isa, 0, 0, best, mean});
 }
 
+// GemmPrecision comparison: the same GEMM-regime call under kFp32 and kBf16 (AMX when present).
+struct PrecisionRow {
+  std::string name;
+  double gflops[2] = {0, 0};  // best call, by GemmPrecision
+};
+std::vector<PrecisionRow> precision_rows;
+
+void BM_Precision(benchmark::State& state, WeightFormat format, int64_t tokens, int64_t rows,
+                  int64_t cols, GemmPrecision precision) {
+  const WeightSet set(format, rows, cols, 0);
+  const WeightMatrix w = set.Get(0);
+  std::vector<float> x = RandomActivations(tokens * cols);
+  std::vector<float> y(static_cast<size_t>(tokens * rows));
+  SetGemmPrecision(precision);
+  CallTimer timer;
+  for (auto _ : state) {
+    timer.Time([&] { MatMul(x.data(), tokens, w, y.data(), &Pool()); });
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetGemmPrecision(GemmPrecision::kFp32);
+  const double gflops = 2.0 * static_cast<double>(tokens * rows * cols) / timer.best / 1e9;
+  state.counters["GFLOP/s"] = gflops;
+  const std::string name = std::string(FormatName(format)) + " " + std::to_string(tokens) +
+                           "x" + std::to_string(rows) + "x" + std::to_string(cols);
+  auto it = std::find_if(precision_rows.begin(), precision_rows.end(),
+                         [&](const PrecisionRow& r) { return r.name == name; });
+  if (it == precision_rows.end()) it = precision_rows.insert(it, PrecisionRow{name});
+  it->gflops[static_cast<int>(precision)] = gflops;
+}
+
+void RegisterPrecision() {
+  struct Case {
+    WeightFormat format;
+    int64_t tokens, rows, cols;
+  };
+  // A prefill-sized dense GEMM, and one MoE expert's share of a batched decode step.
+  const Case cases[] = {{WeightFormat::kBF16, 256, 2048, 2048}, {WeightFormat::kMxfp4, 16, 1024, 768}};
+  for (const Case& c : cases) {
+    for (GemmPrecision p : {GemmPrecision::kFp32, GemmPrecision::kBf16}) {
+      const std::string name = std::string("Precision/") + FormatName(c.format) + "/tokens:" +
+                               std::to_string(c.tokens) + "/" +
+                               (p == GemmPrecision::kFp32 ? "fp32" : "bf16");
+      benchmark::RegisterBenchmark(name.c_str(), BM_Precision, c.format, c.tokens, c.rows, c.cols,
+                                   p)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+  }
+}
+
 void RegisterAll() {
+  RegisterPrecision();
   const WeightFormat formats[] = {WeightFormat::kBF16, WeightFormat::kMxfp4,
                                   WeightFormat::kFp8Block, WeightFormat::kF16, WeightFormat::kF32};
   for (WeightFormat format : formats) {
@@ -301,6 +354,13 @@ void PrintSummary() {
     }
     std::printf(" %9.1f %9.1f %6.1f%%\n", row.gflops, row.gflops_mean,
                 100 * row.gflops / limits.peak_gflops[static_cast<int>(row.isa)]);
+  }
+  std::printf("\nGemmPrecision (MatMul, best call; bf16 on %s)\n%-30s %9s %9s %8s\n",
+              MatMulHasAmx() ? "AMX" : "the FP32 kernels", "tokens x rows x cols", "fp32",
+              "bf16", "speedup");
+  for (const PrecisionRow& row : precision_rows) {
+    std::printf("%-30s %9.1f %9.1f %7.2fx\n", row.name.c_str(), row.gflops[0], row.gflops[1],
+                row.gflops[1] / row.gflops[0]);
   }
 }
 

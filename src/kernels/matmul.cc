@@ -14,6 +14,7 @@
 #include "base/check.h"
 #include "kernels/matmul_detail.h"
 #include "kernels/matmul_kernels.h"
+#include "kernels/matmul_split.h"
 #include "tensor/numeric.h"
 
 namespace k3::kernels {
@@ -78,33 +79,6 @@ bool CpuHasAvx512() {
 const IsaKernels& Kernels(Isa isa) {
   K3_CHECK(isa != Isa::kScalar && IsaSupported(isa)) << "ISA " << IsaName(isa) << " unavailable";
   return isa == Isa::kAvx512 ? Avx512Kernels() : Avx2Kernels();
-}
-
-// Runs fn(begin, end) over [0, n) in about `tasks` contiguous pieces whose bounds are multiples
-// of `align`, on `pool` when it has workers.
-template <typename Fn>
-void SplitRange(int64_t n, int64_t align, int64_t tasks, base::ThreadPool* pool, const Fn& fn) {
-  const int64_t units = (n + align - 1) / align;
-  tasks = std::clamp<int64_t>(tasks, 1, std::max<int64_t>(units, 1));
-  auto run = [&](size_t task) {
-    const int64_t begin = units * static_cast<int64_t>(task) / tasks * align;
-    const int64_t end = std::min(n, units * static_cast<int64_t>(task + 1) / tasks * align);
-    if (begin < end) fn(begin, end);
-  };
-  if (pool == nullptr || pool->parallelism() == 1 || tasks == 1) {
-    for (int64_t t = 0; t < tasks; ++t) run(static_cast<size_t>(t));
-  } else {
-    pool->ParallelFor(static_cast<size_t>(tasks), run);
-  }
-}
-
-// Below this many multiply-adds (tens of microseconds) a call stays on the calling thread: waking
-// the pool would cost about as much as it saves.
-constexpr int64_t kMinParallelWork = int64_t{1} << 18;
-
-int64_t TaskCount(base::ThreadPool* pool, int64_t work) {
-  if (pool == nullptr || work < kMinParallelWork) return 1;
-  return static_cast<int64_t>(pool->parallelism()) * 4;
 }
 
 // The portable path: dequantise one row at a time, then float dot products.
@@ -314,6 +288,11 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
     regime = tokens <= DecodeMaxTokens(isa, w.format) ? Regime::kDecode : Regime::kGemm;
   }
   if (regime == Regime::kDecode) return MatMulDecode(k, x, tokens, w, y, pool);
+  // GemmPrecision::kBf16 without AMX stays on the FP32 kernels (exact to FP32, and only AMX
+  // makes BF16 worth its error here).
+  if (isa == Isa::kAvx512 && GetGemmPrecision() == GemmPrecision::kBf16 && MatMulHasAmx()) {
+    return MatMulAmx(x, tokens, w, y, pool);
+  }
   MatMulGemm(k, x, tokens, w, y, pool);
 }
 

@@ -53,4 +53,22 @@ void QuantizeMxfp8InPlace(float* x, int64_t n);
 // Which SIMD level MatMul uses on this machine: "avx512", "avx2" or "scalar".
 const char* MatMulIsa();
 
+// Arithmetic of MatMul's GEMM regime (calls with more tokens than the decode kernels take: 32 for
+// F32/BF16/F16 weights, 12 for MXFP4/FP8), process-wide; default kFp32.
+//   kFp32: every product and sum in float32; results do not depend on this setting's history.
+//   kBf16: activations and dequantised weights are rounded to BF16 (nearest even; FP32 subnormals
+//          flush to zero) and the products accumulate in float32, as GPU engines running BF16 do.
+//          Each product then has relative error <= 2^-7 (one 2^-8 rounding per factor), i.e.
+//          about 1e-2 of sum_c |x[t, c] * W[r, c]| per output in the worst case. Runs on Intel
+//          AMX tiles (several times the FP32 rate) when the CPU has AMX-BF16 and the OS grants
+//          tile data; elsewhere MatMul stays on its FP32 kernels (so kBf16 is never less exact
+//          than kFp32). The decode regime (few tokens, memory-bound) always runs in FP32.
+// Results of one precision are deterministic and independent of the thread pool. Changing the
+// setting while another thread is inside MatMul affects only calls that start afterwards.
+enum class GemmPrecision : uint8_t { kFp32, kBf16 };
+void SetGemmPrecision(GemmPrecision precision);
+GemmPrecision GetGemmPrecision();
+// Whether kBf16 GEMMs run on AMX on this machine (CPU support and OS permission; checked once).
+bool MatMulHasAmx();
+
 }  // namespace k3::kernels

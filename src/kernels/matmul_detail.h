@@ -34,6 +34,11 @@ int64_t DecodeMaxTokens(Isa isa, WeightFormat format);
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
                    float* y, base::ThreadPool* pool = nullptr);
 
+// GemmPrecision::kBf16 on AMX tiles for any shape (the GEMM regime of MatMul under kBf16).
+// Requires MatMulHasAmx().
+void MatMulAmx(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+               base::ThreadPool* pool = nullptr);
+
 // W[row, :] computed element by element with the tensor/numeric.h conversions (MatMulReference).
 void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out);
 // Writes W[row, c0..c1) as float32 with scalar code; equal to DequantizeByDefinition. For kMxfp4,

@@ -83,4 +83,34 @@ struct IsaKernels {
 const IsaKernels& Avx2Kernels();
 const IsaKernels& Avx512Kernels();
 
+// GemmPrecision::kBf16 GEMM on AMX tiles (matmul_amx.cc; driven by matmul_bf16.cc). x is packed
+// once per call to BF16 rows; each task converts a panel of 32 weight rows kGemmKc columns at a
+// time into the pair-interleaved tile layout tdpbf16ps reads (B[k/2][n] = W[n][k..k+1]) and runs
+// every token block over it, accumulating the C tiles in a per-panel float buffer.
+struct AmxGemmArgs {
+  // [tokens rounded up to 16][ldx] BF16 (nearest even) of x; columns >= cols and rows >= tokens
+  // are zero, so ragged edges contribute nothing.
+  uint16_t* xb = nullptr;
+  int64_t ldx = 0;  // cols rounded up to 32, plus 32 (keeps a tile's 16 rows off one L1 set)
+  int64_t tokens = 0;
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;  // [tokens, rows]
+  // Exact float32 conversion of W[row, c0..c1) (the AVX-512 one), rounded to BF16 by the packing.
+  void (*dequantize_range)(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
+                           float* out) = nullptr;
+};
+
+struct AmxKernels {
+  int panel_rows;  // weight rows per gemm_panel call
+  // Floats of 64-byte-aligned scratch gemm_panel needs for `tokens`.
+  int64_t (*gemm_scratch)(int64_t tokens);
+  // Writes xb rows [t0, t1) (t1 <= tokens rounded up to 16) from x [tokens, cols].
+  void (*pack_tokens)(const AmxGemmArgs& args, const float* x, int64_t t0, int64_t t1);
+  // Computes y[:, r0..r0 + panel_rows) (clipped to rows). Configures the calling thread's tiles
+  // on its first call (thread_local); the process must hold tile-data permission.
+  void (*gemm_panel)(const AmxGemmArgs& args, int64_t r0, float* scratch);
+};
+
+const AmxKernels& AmxBf16Kernels();
+
 }  // namespace k3::kernels::detail

@@ -1,0 +1,61 @@
+#include "apps/k3/engine_flags.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace k3::app {
+
+base::Result<int64_t> ParseByteSize(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  double scale = 1;
+  if (unit.empty() || unit == "B") {
+    scale = 1;
+  } else if (unit == "K" || unit == "KiB" || unit == "k") {
+    scale = 1 << 10;
+  } else if (unit == "M" || unit == "MiB") {
+    scale = 1 << 20;
+  } else if (unit == "G" || unit == "GiB") {
+    scale = double(1 << 30);
+  } else {
+    return base::InvalidArgument("cannot read the size '" + text + "' (use e.g. 512MiB or 4GiB)");
+  }
+  if (end == text.c_str() || !(value > 0) || !std::isfinite(value)) {
+    return base::InvalidArgument("cannot read the size '" + text + "' (use e.g. 512MiB or 4GiB)");
+  }
+  return static_cast<int64_t>(value * scale);
+}
+
+base::Status EngineFlags::Finish() {
+  K3_ASSIGN_OR_RETURN(config.cache_memory_bytes, ParseByteSize(cache_memory));
+  config.enable_prefix_caching = !no_prefix_caching;
+  return base::Status::Ok();
+}
+
+void AddEngineFlags(CLI::App& app, EngineFlags* f) {
+  auto& c = f->config;
+  app.add_option("--cache-memory", f->cache_memory,
+                 "Memory for the latent cache, running KDA states and KDA checkpoints together")
+      ->capture_default_str();
+  app.add_option("--block-size", c.block_size, "Tokens per latent-cache block")
+      ->capture_default_str();
+  app.add_option("--max-running", c.max_running, "Sequences decoded together at most")
+      ->capture_default_str();
+  app.add_option("--max-batched-tokens", c.max_batched_tokens,
+                 "Token budget of one step (decode tokens + prefill chunks)")
+      ->capture_default_str();
+  app.add_option("--state-checkpoint-interval", c.state_checkpoint_interval,
+                 "Keep a KDA state checkpoint every N tokens for prefix hits (multiple of the "
+                 "block size; 0 = only at prompt ends)")
+      ->capture_default_str();
+  app.add_option("--checkpoint-memory-fraction", c.checkpoint_memory_fraction,
+                 "Share of the cache memory (after running states) kept for KDA checkpoints")
+      ->capture_default_str();
+  app.add_flag("--no-prefix-caching", f->no_prefix_caching, "Never reuse cached prefixes");
+  app.add_option("--max-model-len", c.max_model_len,
+                 "Longest prompt + output in tokens (0 = what the model and cache allow)")
+      ->capture_default_str();
+}
+
+}  // namespace k3::app

@@ -1,0 +1,188 @@
+// GemmPrecision::kBf16: the GEMM regime against MatMulReference within a bound derived from BF16
+// rounding, and everything else unchanged. Without AMX, kBf16 runs the FP32 kernels, which meet
+// the same bound; the tests that check the BF16 arithmetic itself skip there.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "kernels/matmul_detail.h"
+#include "kernels/matmul_testing.h"
+#include "tensor/numeric.h"
+
+namespace k3::kernels {
+namespace {
+
+using matmul_testing::AbsProducts;
+using matmul_testing::FillRandom;
+using matmul_testing::FormatCase;
+using matmul_testing::RandomVector;
+using matmul_testing::TestWeights;
+
+// Sets the process-wide precision for a scope and restores the previous one.
+class ScopedGemmPrecision {
+ public:
+  explicit ScopedGemmPrecision(GemmPrecision p) : saved_(GetGemmPrecision()) {
+    SetGemmPrecision(p);
+  }
+  ~ScopedGemmPrecision() { SetGemmPrecision(saved_); }
+  ScopedGemmPrecision(const ScopedGemmPrecision&) = delete;
+  ScopedGemmPrecision& operator=(const ScopedGemmPrecision&) = delete;
+
+ private:
+  GemmPrecision saved_;
+};
+
+// The bound on |kBf16 result - exact| given S = sum_c |x[t, c] * W[r, c]|, with u = 2^-8 the
+// unit roundoff of BF16 (8 significant bits) and 2^-24 that of float32:
+//   each factor rounds once to BF16: |x~ w~ - x w| <= (2u + u^2) |x w|;
+//   the BF16 products are exact in float32, and `cols` float32 additions (in any order) add at
+//   most cols * 2^-24 * (1 + 2u + u^2) * S; rounding the reference to float adds 2^-24 * S;
+//   flushing subnormal inputs, products and sums adds at most 2^-126 per term times a factor of
+//   magnitude <= 2 (the draws below), plus 2^-126 per addition.
+double Bf16Tolerance(double abs_products, int64_t cols) {
+  const double u = 0x1p-8;
+  const double relative = 2 * u + u * u + static_cast<double>(cols + 1) * 0x1p-23;
+  return relative * abs_products + 4.0 * static_cast<double>(cols + 1) * 0x1p-126;
+}
+
+class Bf16GemmTest : public ::testing::TestWithParam<FormatCase> {};
+
+TEST_P(Bf16GemmTest, MatchesReferenceWithinBf16Bound) {
+  const FormatCase& fc = GetParam();
+  const ScopedGemmPrecision bf16(GemmPrecision::kBf16);
+  base::ThreadPool pool(3);
+  std::mt19937 rng(2024);
+  for (int64_t tokens : {33, 64, 100}) {
+    for (int64_t rows : {31, 64, 200}) {
+      for (int64_t cols : {32, 100, 1024}) {
+        if (fc.format == WeightFormat::kMxfp4 && cols % 32 != 0) cols = 128;
+        TestWeights t;
+        FillRandom(t, fc, rows, cols, rng);
+        std::vector<float> x = RandomVector(static_cast<size_t>(tokens * cols), rng);
+        const size_t n = static_cast<size_t>(tokens * rows);
+        std::vector<float> want(n), got(n, -12345.0f), pooled(n, -12345.0f);
+        MatMulReference(x.data(), tokens, t.w, want.data());
+        const std::vector<double> abs_products = AbsProducts(x, tokens, t.w);
+        MatMul(x.data(), tokens, t.w, got.data());
+        MatMul(x.data(), tokens, t.w, pooled.data(), &pool);
+        const std::string what = fc.name + " " + std::to_string(tokens) + " tokens x [" +
+                                 std::to_string(rows) + "x" + std::to_string(cols) + "]";
+        EXPECT_EQ(0, std::memcmp(got.data(), pooled.data(), n * sizeof(float))) << what;
+        int failures = 0;
+        for (size_t i = 0; i < n && failures < 5; ++i) {
+          const double tolerance = Bf16Tolerance(abs_products[i], cols);
+          if (std::fabs(double{got[i]} - want[i]) <= tolerance) continue;
+          ++failures;
+          ADD_FAILURE() << what << " token " << i / rows << " row " << i % rows << ": got "
+                        << got[i] << " want " << want[i] << " (tolerance " << tolerance << ")";
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, Bf16GemmTest,
+    ::testing::Values(FormatCase{"F32", WeightFormat::kF32},
+                      FormatCase{"BF16", WeightFormat::kBF16},
+                      FormatCase{"F16", WeightFormat::kF16},
+                      FormatCase{"MXFP4", WeightFormat::kMxfp4},
+                      FormatCase{"FP8_block128", WeightFormat::kFp8Block, 128},
+                      FormatCase{"FP8_block48", WeightFormat::kFp8Block, 48},
+                      FormatCase{"FP8_large_scales", WeightFormat::kFp8Block, 32, 0x1p118f,
+                                 0x1p121f, 0x20},
+                      FormatCase{"FP8_tiny_scales", WeightFormat::kFp8Block, 32, 0x1p-140f,
+                                 0x1p-100f}),
+    [](const ::testing::TestParamInfo<FormatCase>& info) { return info.param.name; });
+
+float RoundToBf16(float v) { return tensor::Bf16ToFloat(tensor::FloatToBf16(v)); }
+
+// With x and W rounded to BF16 (nearest even) first, only the float32 accumulation differs from a
+// double-precision product: a bound about 2^-7 / (cols * 2^-23) times tighter than the one above,
+// which FP32 arithmetic on unrounded inputs would miss. This pins the AMX packing (pair layout,
+// ragged edges) and its rounding.
+TEST(Bf16GemmTest, AmxRoundsEachFactorToBf16) {
+  if (!MatMulHasAmx()) GTEST_SKIP() << "no AMX-BF16 (or no tile permission): kBf16 runs FP32";
+  const ScopedGemmPrecision bf16(GemmPrecision::kBf16);
+  std::mt19937 rng(77);
+  for (int64_t cols : {64, 100, 257}) {
+    const int64_t tokens = 47, rows = 45;
+    TestWeights t;
+    FillRandom(t, {"F32", WeightFormat::kF32}, rows, cols, rng);
+    std::vector<float> x = RandomVector(static_cast<size_t>(tokens * cols), rng);
+    std::vector<float> xr = x;
+    for (float& v : xr) v = RoundToBf16(v);
+    TestWeights rounded;
+    rounded.Allocate(WeightFormat::kF32, rows, cols);
+    for (int64_t i = 0; i < rows * cols; ++i) rounded.As<float>()[i] = RoundToBf16(t.As<float>()[i]);
+    const size_t n = static_cast<size_t>(tokens * rows);
+    std::vector<float> want(n), got(n), fp32(n);
+    MatMulReference(xr.data(), tokens, rounded.w, want.data());
+    const std::vector<double> abs_products = AbsProducts(xr, tokens, rounded.w);
+    MatMul(x.data(), tokens, t.w, got.data());
+    SetGemmPrecision(GemmPrecision::kFp32);
+    MatMul(x.data(), tokens, t.w, fp32.data());
+    SetGemmPrecision(GemmPrecision::kBf16);
+    bool differs_from_fp32 = false;
+    for (size_t i = 0; i < n; ++i) {
+      const double tolerance = static_cast<double>(cols + 1) * 0x1p-23 * abs_products[i];
+      ASSERT_LE(std::fabs(double{got[i]} - want[i]), tolerance)
+          << "cols " << cols << " token " << i / rows << " row " << i % rows;
+      differs_from_fp32 = differs_from_fp32 || got[i] != fp32[i];
+    }
+    EXPECT_TRUE(differs_from_fp32) << "cols " << cols << ": kBf16 gave the FP32 results";
+  }
+}
+
+TEST(Bf16GemmTest, NanWeightsPropagate) {
+  const ScopedGemmPrecision bf16(GemmPrecision::kBf16);
+  std::mt19937 rng(5);
+  TestWeights t;
+  FillRandom(t, {"F32", WeightFormat::kF32}, 40, 64, rng);
+  t.As<float>()[7 * 64 + 3] = NAN;
+  const int64_t tokens = 40;
+  std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 64), rng);
+  std::vector<float> y(static_cast<size_t>(tokens * 40));
+  MatMul(x.data(), tokens, t.w, y.data());
+  for (int64_t tok = 0; tok < tokens; ++tok) {
+    for (int64_t r = 0; r < 40; ++r) {
+      EXPECT_EQ(std::isnan(y[tok * 40 + r]), r == 7) << "token " << tok << " row " << r;
+    }
+  }
+}
+
+// The decode regime ignores the setting, and kFp32 after kBf16 is bit-identical to before.
+TEST(Bf16GemmTest, DecodeRegimeAndFp32AreUnchanged) {
+  std::mt19937 rng(9);
+  base::ThreadPool pool(2);
+  for (WeightFormat format : {WeightFormat::kBF16, WeightFormat::kMxfp4}) {
+    TestWeights t;
+    FillRandom(t, {"w", format}, 96, 256, rng);
+    const int64_t decode_tokens = detail::DecodeMaxTokens(detail::BestIsa(), format);
+    for (int64_t tokens : {int64_t{1}, decode_tokens, int64_t{40}}) {
+      if (tokens < 1) continue;
+      std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 256), rng);
+      const size_t n = static_cast<size_t>(tokens * 96);
+      std::vector<float> before(n), bf16(n), after(n);
+      ASSERT_EQ(GetGemmPrecision(), GemmPrecision::kFp32);
+      MatMul(x.data(), tokens, t.w, before.data(), &pool);
+      {
+        const ScopedGemmPrecision scoped(GemmPrecision::kBf16);
+        MatMul(x.data(), tokens, t.w, bf16.data(), &pool);
+      }
+      MatMul(x.data(), tokens, t.w, after.data(), &pool);
+      EXPECT_EQ(0, std::memcmp(before.data(), after.data(), n * sizeof(float))) << tokens;
+      if (tokens <= decode_tokens) {
+        EXPECT_EQ(0, std::memcmp(before.data(), bf16.data(), n * sizeof(float))) << tokens;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace k3::kernels

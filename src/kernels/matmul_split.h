@@ -1,0 +1,43 @@
+// How MatMul's drivers divide work over a thread pool. Baseline code only: the ISA-flagged kernel
+// files must not include this header (see matmul_kernels.h), so its inline templates are never
+// compiled with wider-ISA flags.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "base/thread_pool.h"
+
+namespace k3::kernels::detail {
+
+// Runs fn(begin, end) over [0, n) in about `tasks` contiguous pieces whose bounds are multiples
+// of `align`, on `pool` when it has workers. The pieces depend only on (n, align, tasks), so a
+// piece's work never depends on which thread runs it.
+template <typename Fn>
+void SplitRange(int64_t n, int64_t align, int64_t tasks, base::ThreadPool* pool, const Fn& fn) {
+  const int64_t units = (n + align - 1) / align;
+  tasks = std::clamp<int64_t>(tasks, 1, std::max<int64_t>(units, 1));
+  auto run = [&](size_t task) {
+    const int64_t begin = units * static_cast<int64_t>(task) / tasks * align;
+    const int64_t end = std::min(n, units * static_cast<int64_t>(task + 1) / tasks * align);
+    if (begin < end) fn(begin, end);
+  };
+  if (pool == nullptr || pool->parallelism() == 1 || tasks == 1) {
+    for (int64_t t = 0; t < tasks; ++t) run(static_cast<size_t>(t));
+  } else {
+    pool->ParallelFor(static_cast<size_t>(tasks), run);
+  }
+}
+
+// Below this many multiply-adds (tens of microseconds) a call stays on the calling thread: waking
+// the pool would cost about as much as it saves.
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+
+// Tasks for `work` multiply-adds: 4 per thread (for balance), or 1 when small or without a pool.
+inline int64_t TaskCount(base::ThreadPool* pool, int64_t work) {
+  if (pool == nullptr || work < kMinParallelWork) return 1;
+  return static_cast<int64_t>(pool->parallelism()) * 4;
+}
+
+}  // namespace k3::kernels::detail

@@ -1,0 +1,117 @@
+// Random weight matrices of every format, and the error bound, for the MatMul tests.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "tensor/numeric.h"
+
+namespace k3::kernels::matmul_testing {
+
+// A weight matrix and the storage it views.
+struct TestWeights {
+  WeightMatrix w;
+  std::vector<uint8_t> data;
+  std::vector<uint8_t> mx_scales;
+  std::vector<float> block_scales;
+
+  TestWeights() = default;
+  TestWeights(const TestWeights&) = delete;
+  TestWeights& operator=(const TestWeights&) = delete;
+
+  void Allocate(WeightFormat format, int64_t rows, int64_t cols, int64_t block = 128) {
+    w.format = format;
+    w.rows = rows;
+    w.cols = cols;
+    w.block = block;
+    int64_t bytes = rows * cols;
+    if (format == WeightFormat::kF32) bytes *= 4;
+    if (format == WeightFormat::kBF16 || format == WeightFormat::kF16) bytes *= 2;
+    if (format == WeightFormat::kMxfp4) {
+      bytes /= 2;
+      mx_scales.assign(static_cast<size_t>(rows * cols / 32), 127);
+      w.mx_scales = mx_scales.data();
+    }
+    if (format == WeightFormat::kFp8Block) {
+      block_scales.assign(
+          static_cast<size_t>((rows + block - 1) / block * ((cols + block - 1) / block)), 1.0f);
+      w.block_scales = block_scales.data();
+    }
+    data.assign(static_cast<size_t>(bytes), 0);
+    w.data = data.data();
+  }
+  template <typename T>
+  T* As() {
+    return reinterpret_cast<T*>(data.data());
+  }
+};
+
+// What a weight format configuration draws: the format, the FP8 block and its scale range.
+struct FormatCase {
+  std::string name;
+  WeightFormat format;
+  int64_t block = 128;
+  float min_scale = 0.25f, max_scale = 2.0f;
+  int max_fp8_code = 0x7E;  // largest E4M3 magnitude code drawn
+};
+
+inline void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64_t cols,
+                std::mt19937& rng) {
+  t.Allocate(fc.format, rows, cols, fc.block);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const size_t n = static_cast<size_t>(rows * cols);
+  switch (fc.format) {
+    case WeightFormat::kF32:
+      for (size_t i = 0; i < n; ++i) t.As<float>()[i] = uniform(rng);
+      break;
+    case WeightFormat::kBF16:
+      for (size_t i = 0; i < n; ++i) t.As<uint16_t>()[i] = tensor::FloatToBf16(uniform(rng));
+      break;
+    case WeightFormat::kF16:
+      for (size_t i = 0; i < n; ++i) t.As<uint16_t>()[i] = tensor::FloatToF16(2 * uniform(rng));
+      break;
+    case WeightFormat::kMxfp4:
+      for (uint8_t& b : t.data) b = static_cast<uint8_t>(rng());
+      for (uint8_t& s : t.mx_scales) s = static_cast<uint8_t>(123 + rng() % 9);
+      break;
+    case WeightFormat::kFp8Block: {
+      // NaN codes (0x7F, 0xFF) have their own test.
+      for (uint8_t& b : t.data) {
+        b = static_cast<uint8_t>((rng() & 0x80) | rng() % (fc.max_fp8_code + 1));
+      }
+      std::uniform_real_distribution<float> log_scale(std::log2(fc.min_scale),
+                                                      std::log2(fc.max_scale));
+      for (float& s : t.block_scales) s = std::exp2(log_scale(rng));
+      break;
+    }
+  }
+}
+
+inline std::vector<float> RandomVector(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = uniform(rng);
+  return v;
+}
+
+// sum_c |x[t, c] * W[r, c]| for the error bound.
+inline std::vector<double> AbsProducts(const std::vector<float>& x, int64_t tokens,
+                                const WeightMatrix& w) {
+  std::vector<double> out(static_cast<size_t>(tokens * w.rows));
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    DequantizeRow(w, r, row.data());
+    for (int64_t t = 0; t < tokens; ++t) {
+      double sum = 0;
+      for (int64_t c = 0; c < w.cols; ++c) sum += std::fabs(double{x[t * w.cols + c]} * row[c]);
+      out[t * w.rows + r] = sum;
+    }
+  }
+  return out;
+}
+
+}  // namespace k3::kernels::matmul_testing
