@@ -159,6 +159,7 @@ EngineMetrics Engine::metrics() const {
   std::lock_guard lock(metrics_mutex_);
   EngineMetrics m = metrics_;
   const auto& c = m.counters;
+  m.queue_depth = queued_.load() + c.waiting;
   if (m.num_blocks > 0) m.cache_usage = double(c.cache.referenced_blocks) / m.num_blocks;
   if (c.prompt_tokens > 0) m.prefix_hit_rate = double(c.cached_prompt_tokens) / c.prompt_tokens;
   if (rate_window_.size() >= 2) {
