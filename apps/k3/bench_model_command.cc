@@ -13,6 +13,7 @@
 #include "apps/k3/bench_model_checkpoint.h"
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
+#include "apps/k3/engine_flags.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "kernels/roofline.h"
@@ -32,6 +33,7 @@ struct BenchModelFlags {
   int decode_steps = 8;
   bool compare_bf16 = true;
   size_t threads = 0;
+  std::string gemm_precision = "fp32";
 };
 
 double Seconds(Clock::time_point since) {
@@ -171,6 +173,10 @@ double RoutedExpertSeconds(const model::Model& m, base::ThreadPool* pool) {
 }
 
 int Run(const BenchModelFlags& f) {
+  if (auto s = ApplyGemmPrecision(f.gemm_precision); !s.ok()) {
+    K3_LOG(kError) << s.ToString();
+    return 2;
+  }
   base::ThreadPool pool(f.threads);
   const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
   auto model = LoadOrMakeBenchModel(dir, true, &pool);
@@ -256,6 +262,7 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("!--no-bf16-compare", f->compare_bf16, "Skip the MXFP4 vs BF16 expert comparison");
   app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
+  AddGemmPrecisionFlag(app, &f->gemm_precision);
   return [f, batches, prefill]() {
     f->batches = ParseList(*batches);
     f->prefill = ParseList(*prefill);

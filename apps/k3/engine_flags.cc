@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/log.h"
+#include "kernels/matmul.h"
+
 namespace k3::app {
 
 base::Result<int64_t> ParseByteSize(const std::string& text) {
@@ -27,10 +30,32 @@ base::Result<int64_t> ParseByteSize(const std::string& text) {
   return static_cast<int64_t>(value * scale);
 }
 
+base::Status ApplyGemmPrecision(const std::string& name) {
+  if (name == "fp32") {
+    kernels::SetGemmPrecision(kernels::GemmPrecision::kFp32);
+  } else if (name == "bf16") {
+    kernels::SetGemmPrecision(kernels::GemmPrecision::kBf16);
+    if (!kernels::MatMulHasAmx()) {
+      K3_LOG(kWarning) << "--gemm-precision bf16: this CPU (or OS) has no AMX-BF16; products stay "
+                          "FP32";
+    }
+  } else {
+    return base::InvalidArgument("--gemm-precision must be fp32 or bf16, not '" + name + "'");
+  }
+  return base::Status::Ok();
+}
+
 base::Status EngineFlags::Finish() {
   K3_ASSIGN_OR_RETURN(config.cache_memory_bytes, ParseByteSize(cache_memory));
   config.enable_prefix_caching = !no_prefix_caching;
-  return base::Status::Ok();
+  return ApplyGemmPrecision(gemm_precision);
+}
+
+void AddGemmPrecisionFlag(CLI::App& app, std::string* value) {
+  app.add_option("--gemm-precision", *value,
+                 "fp32, or bf16: batched products (prefill, large decode batches) on AMX-BF16 "
+                 "tiles with BF16-rounded inputs and FP32 sums (~1e-2 relative per product)")
+      ->capture_default_str();
 }
 
 void AddEngineFlags(CLI::App& app, EngineFlags* f) {
@@ -53,6 +78,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
                  "Share of the cache memory (after running states) kept for KDA checkpoints")
       ->capture_default_str();
   app.add_flag("--no-prefix-caching", f->no_prefix_caching, "Never reuse cached prefixes");
+  AddGemmPrecisionFlag(app, &f->gemm_precision);
   app.add_option("--max-model-len", c.max_model_len,
                  "Longest prompt + output in tokens (0 = what the model and cache allow)")
       ->capture_default_str();

@@ -14,11 +14,16 @@ struct EngineFlags {
   engine::EngineConfig config;
   std::string cache_memory = "2GiB";
   bool no_prefix_caching = false;
-  // Parses cache_memory and fills config; INVALID_ARGUMENT on a bad size.
+  std::string gemm_precision = "fp32";
+  // Parses cache_memory and fills config, applies --gemm-precision (process-wide);
+  // INVALID_ARGUMENT on a bad value.
   base::Status Finish();
 };
 
 void AddEngineFlags(CLI::App& app, EngineFlags* flags);
+// --gemm-precision alone (for commands without an engine) and applying it.
+void AddGemmPrecisionFlag(CLI::App& app, std::string* value);
+base::Status ApplyGemmPrecision(const std::string& name);
 
 // "512MiB", "4GiB", "1.5G", "1048576" -> bytes.
 base::Result<int64_t> ParseByteSize(const std::string& text);

@@ -110,6 +110,7 @@ void Scheduler::Finish(Sequence* seq, FinishReason reason, RequestOutput output)
   output.generated_tokens = seq->generated;
   ++totals_.finished;
   RequestState* request = seq->request;
+  if (seq->index == 0) request->prompt_cached = true;  // never leave siblings waiting on it
   Emit(seq, output);
   sequences_.erase(seq);
   if (--request->unfinished == 0) requests_.erase(request->id);

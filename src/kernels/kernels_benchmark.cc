@@ -274,8 +274,8 @@ void BM_Precision(benchmark::State& state, WeightFormat format, int64_t tokens, 
   SetGemmPrecision(GemmPrecision::kFp32);
   const double gflops = 2.0 * static_cast<double>(tokens * rows * cols) / timer.best / 1e9;
   state.counters["GFLOP/s"] = gflops;
-  const std::string name = std::string(FormatName(format)) + " " + std::to_string(tokens) +
-                           "x" + std::to_string(rows) + "x" + std::to_string(cols);
+  const std::string name = std::string(FormatName(format)) + " " + std::to_string(tokens) + "x" +
+                           std::to_string(rows) + "x" + std::to_string(cols);
   auto it = std::find_if(precision_rows.begin(), precision_rows.end(),
                          [&](const PrecisionRow& r) { return r.name == name; });
   if (it == precision_rows.end()) it = precision_rows.insert(it, PrecisionRow{name});
@@ -288,11 +288,12 @@ void RegisterPrecision() {
     int64_t tokens, rows, cols;
   };
   // A prefill-sized dense GEMM, and one MoE expert's share of a batched decode step.
-  const Case cases[] = {{WeightFormat::kBF16, 256, 2048, 2048}, {WeightFormat::kMxfp4, 16, 1024, 768}};
+  const Case cases[] = {{WeightFormat::kBF16, 256, 2048, 2048},
+                        {WeightFormat::kMxfp4, 16, 1024, 768}};
   for (const Case& c : cases) {
     for (GemmPrecision p : {GemmPrecision::kFp32, GemmPrecision::kBf16}) {
-      const std::string name = std::string("Precision/") + FormatName(c.format) + "/tokens:" +
-                               std::to_string(c.tokens) + "/" +
+      const std::string name = std::string("Precision/") + FormatName(c.format) +
+                               "/tokens:" + std::to_string(c.tokens) + "/" +
                                (p == GemmPrecision::kFp32 ? "fp32" : "bf16");
       benchmark::RegisterBenchmark(name.c_str(), BM_Precision, c.format, c.tokens, c.rows, c.cols,
                                    p)
@@ -356,8 +357,8 @@ void PrintSummary() {
                 100 * row.gflops / limits.peak_gflops[static_cast<int>(row.isa)]);
   }
   std::printf("\nGemmPrecision (MatMul, best call; bf16 on %s)\n%-30s %9s %9s %8s\n",
-              MatMulHasAmx() ? "AMX" : "the FP32 kernels", "tokens x rows x cols", "fp32",
-              "bf16", "speedup");
+              MatMulHasAmx() ? "AMX" : "the FP32 kernels", "tokens x rows x cols", "fp32", "bf16",
+              "speedup");
   for (const PrecisionRow& row : precision_rows) {
     std::printf("%-30s %9.1f %9.1f %7.2fx\n", row.name.c_str(), row.gflops[0], row.gflops[1],
                 row.gflops[1] / row.gflops[0]);

@@ -88,16 +88,13 @@ TEST_P(Bf16GemmTest, MatchesReferenceWithinBf16Bound) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, Bf16GemmTest,
-    ::testing::Values(FormatCase{"F32", WeightFormat::kF32},
-                      FormatCase{"BF16", WeightFormat::kBF16},
-                      FormatCase{"F16", WeightFormat::kF16},
-                      FormatCase{"MXFP4", WeightFormat::kMxfp4},
-                      FormatCase{"FP8_block128", WeightFormat::kFp8Block, 128},
-                      FormatCase{"FP8_block48", WeightFormat::kFp8Block, 48},
-                      FormatCase{"FP8_large_scales", WeightFormat::kFp8Block, 32, 0x1p118f,
-                                 0x1p121f, 0x20},
-                      FormatCase{"FP8_tiny_scales", WeightFormat::kFp8Block, 32, 0x1p-140f,
-                                 0x1p-100f}),
+    ::testing::Values(
+        FormatCase{"F32", WeightFormat::kF32}, FormatCase{"BF16", WeightFormat::kBF16},
+        FormatCase{"F16", WeightFormat::kF16}, FormatCase{"MXFP4", WeightFormat::kMxfp4},
+        FormatCase{"FP8_block128", WeightFormat::kFp8Block, 128},
+        FormatCase{"FP8_block48", WeightFormat::kFp8Block, 48},
+        FormatCase{"FP8_large_scales", WeightFormat::kFp8Block, 32, 0x1p118f, 0x1p121f, 0x20},
+        FormatCase{"FP8_tiny_scales", WeightFormat::kFp8Block, 32, 0x1p-140f, 0x1p-100f}),
     [](const ::testing::TestParamInfo<FormatCase>& info) { return info.param.name; });
 
 float RoundToBf16(float v) { return tensor::Bf16ToFloat(tensor::FloatToBf16(v)); }
@@ -119,7 +116,8 @@ TEST(Bf16GemmTest, AmxRoundsEachFactorToBf16) {
     for (float& v : xr) v = RoundToBf16(v);
     TestWeights rounded;
     rounded.Allocate(WeightFormat::kF32, rows, cols);
-    for (int64_t i = 0; i < rows * cols; ++i) rounded.As<float>()[i] = RoundToBf16(t.As<float>()[i]);
+    for (int64_t i = 0; i < rows * cols; ++i)
+      rounded.As<float>()[i] = RoundToBf16(t.As<float>()[i]);
     const size_t n = static_cast<size_t>(tokens * rows);
     std::vector<float> want(n), got(n), fp32(n);
     MatMulReference(xr.data(), tokens, rounded.w, want.data());
@@ -136,6 +134,34 @@ TEST(Bf16GemmTest, AmxRoundsEachFactorToBf16) {
       differs_from_fp32 = differs_from_fp32 || got[i] != fp32[i];
     }
     EXPECT_TRUE(differs_from_fp32) << "cols " << cols << ": kBf16 gave the FP32 results";
+  }
+}
+
+// One-hot activations select single weights, which BF16 holds exactly for MXFP4 (2 significant
+// bits) except below 2^-126, where AMX flushes to zero: every byte under every E8M0 scale,
+// including the overflowing 2^127 and NaN.
+TEST(Bf16GemmTest, Mxfp4EveryByteWithEveryScaleIsExact) {
+  const ScopedGemmPrecision bf16(GemmPrecision::kBf16);
+  TestWeights t;
+  t.Allocate(WeightFormat::kMxfp4, 256 * 16, 32);
+  for (int e = 0; e < 256; ++e) {
+    for (int g = 0; g < 16; ++g) {
+      const int r = 16 * e + g;
+      t.mx_scales[r] = static_cast<uint8_t>(e);
+      for (int i = 0; i < 16; ++i) t.data[r * 16 + i] = static_cast<uint8_t>(16 * g + i);
+    }
+  }
+  const int64_t tokens = 32;
+  std::vector<float> x(static_cast<size_t>(tokens * 32), 0.0f);
+  for (int64_t j = 0; j < tokens; ++j) x[j * 32 + j] = 1.0f;
+  std::vector<float> want(static_cast<size_t>(tokens * t.w.rows)), got(want.size());
+  MatMulReference(x.data(), tokens, t.w, want.data());
+  MatMul(x.data(), tokens, t.w, got.data());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const bool same = got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])) ||
+                      (got[i] == 0.0f && std::fabs(want[i]) < 0x1p-126f);
+    ASSERT_TRUE(same) << "token " << i / t.w.rows << " row " << i % t.w.rows << ": " << got[i]
+                      << " vs " << want[i];
   }
 }
 

@@ -60,7 +60,7 @@ struct FormatCase {
 };
 
 inline void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64_t cols,
-                std::mt19937& rng) {
+                       std::mt19937& rng) {
   t.Allocate(fc.format, rows, cols, fc.block);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const size_t n = static_cast<size_t>(rows * cols);
@@ -100,7 +100,7 @@ inline std::vector<float> RandomVector(size_t n, std::mt19937& rng) {
 
 // sum_c |x[t, c] * W[r, c]| for the error bound.
 inline std::vector<double> AbsProducts(const std::vector<float>& x, int64_t tokens,
-                                const WeightMatrix& w) {
+                                       const WeightMatrix& w) {
   std::vector<double> out(static_cast<size_t>(tokens * w.rows));
   std::vector<float> row(static_cast<size_t>(w.cols));
   for (int64_t r = 0; r < w.rows; ++r) {
