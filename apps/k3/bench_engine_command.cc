@@ -40,7 +40,9 @@ struct BenchEngineFlags {
   EngineFlags engine;
 };
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 std::vector<int32_t> RandomIds(std::mt19937_64& rng, int n, int64_t vocab) {
   std::vector<int32_t> ids(n);
@@ -63,7 +65,8 @@ LoadResult RunClosedLoop(engine::Engine& engine, int concurrency, int total, int
   double ttft_sum = 0;
   LoadResult result;
   std::vector<std::vector<int32_t>> prompts;
-  for (int i = 0; i < total; ++i) prompts.push_back(RandomIds(rng, prompt_len, engine.info().vocab_size));
+  for (int i = 0; i < total; ++i)
+    prompts.push_back(RandomIds(rng, prompt_len, engine.info().vocab_size));
   engine::SamplingParams params;
   params.temperature = 0;
   params.max_tokens = output_len;
@@ -160,8 +163,7 @@ void ThroughputTable(const BenchEngineFlags& f, std::shared_ptr<const model::Mod
     if (baseline == 0) baseline = out_tps;
     table.Row({std::to_string(c), std::to_string(total), Fixed(out_tps),
                Fixed((r.output_tokens + r.prompt_tokens) / r.seconds), Fixed(r.mean_ttft, 2),
-               Fixed(100.0 * m.scheduler_seconds / m.busy_seconds, 2),
-               Ratio(out_tps, baseline)});
+               Fixed(100.0 * m.scheduler_seconds / m.busy_seconds, 2), Ratio(out_tps, baseline)});
   }
   table.Print();
 }
@@ -187,8 +189,9 @@ void PrefixTables(const BenchEngineFlags& f, std::shared_ptr<const model::Model>
     const auto m = SettledMetrics(*engine, 1);
     const auto& layout = engine->layout();
     const double ckpt_mib = m.counters.cache.checkpoints * double(layout.slot_bytes) / (1 << 20);
-    const double page_mib = (m.counters.cache.idle_cached_blocks + m.counters.cache.referenced_blocks) *
-                            double(layout.block_bytes) / (1 << 20);
+    const double page_mib =
+        (m.counters.cache.idle_cached_blocks + m.counters.cache.referenced_blocks) *
+        double(layout.block_bytes) / (1 << 20);
     memory.Row({std::to_string(interval), std::to_string(m.counters.cache.checkpoints),
                 Fixed(ckpt_mib), Fixed(page_mib), Fixed(ckpt_mib / page_mib, 2)});
     if (interval == 0 || f.ttft_cached % interval != 0) {

@@ -263,8 +263,7 @@ void TouchAllWeights(const model::Model& m) {
   }
 }
 
-base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::string& dir,
-                                                                 bool mxfp4,
+base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::string& dir, bool mxfp4,
                                                                  base::ThreadPool* pool) {
   if (!std::filesystem::exists(std::filesystem::path(dir) / "config.json")) {
     BenchModelShape shape;

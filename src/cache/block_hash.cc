@@ -1,9 +1,9 @@
 #include "cache/block_hash.h"
 
+#include <xxhash.h>
+
 #include <bit>
 #include <cstring>
-
-#include <xxhash.h>
 
 namespace k3::cache {
 namespace {

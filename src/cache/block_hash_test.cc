@@ -1,11 +1,10 @@
 #include "cache/block_hash.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <cstring>
 #include <vector>
-
-#include <xxhash.h>
 
 namespace k3::cache {
 namespace {
@@ -28,8 +27,8 @@ TEST(BlockHash, ChainCoversTheWholePrefix) {
   const BlockHashes ha = HashBlocks(a, 16), hb = HashBlocks(b, 16);
   ASSERT_EQ(ha.chain.size(), 3u);
   EXPECT_EQ(ha.chain[0], ha.local[0]);
-  EXPECT_EQ(ha.local[1], hb.local[1]);   // same tokens in block 1...
-  EXPECT_NE(ha.chain[1], hb.chain[1]);   // ...but a different prefix
+  EXPECT_EQ(ha.local[1], hb.local[1]);  // same tokens in block 1...
+  EXPECT_NE(ha.chain[1], hb.chain[1]);  // ...but a different prefix
   EXPECT_NE(ha.chain[2], hb.chain[2]);
   unsigned char pair[16];
   std::memcpy(pair, &ha.chain[0], 8);

@@ -4,11 +4,16 @@ namespace k3::cache {
 
 const char* KvEventKindName(KvEventKind kind) {
   switch (kind) {
-    case KvEventKind::kBlockStored: return "BlockStored";
-    case KvEventKind::kBlockRemoved: return "BlockRemoved";
-    case KvEventKind::kAllCleared: return "AllBlocksCleared";
-    case KvEventKind::kCheckpointStored: return "CheckpointStored";
-    case KvEventKind::kCheckpointRemoved: return "CheckpointRemoved";
+    case KvEventKind::kBlockStored:
+      return "BlockStored";
+    case KvEventKind::kBlockRemoved:
+      return "BlockRemoved";
+    case KvEventKind::kAllCleared:
+      return "AllBlocksCleared";
+    case KvEventKind::kCheckpointStored:
+      return "CheckpointStored";
+    case KvEventKind::kCheckpointRemoved:
+      return "CheckpointRemoved";
   }
   return "?";
 }

@@ -15,22 +15,22 @@
 namespace k3::cache {
 
 enum class KvEventKind {
-  kBlockStored,         // MLA latent blocks now cached; block_hashes are chained hashes
-  kBlockRemoved,        // blocks evicted
-  kAllCleared,          // the whole cache was dropped
-  kCheckpointStored,    // a KDA state snapshot exists after the block `block_hashes[0]`
-  kCheckpointRemoved,   // that snapshot was evicted
+  kBlockStored,        // MLA latent blocks now cached; block_hashes are chained hashes
+  kBlockRemoved,       // blocks evicted
+  kAllCleared,         // the whole cache was dropped
+  kCheckpointStored,   // a KDA state snapshot exists after the block `block_hashes[0]`
+  kCheckpointRemoved,  // that snapshot was evicted
 };
 
 const char* KvEventKindName(KvEventKind kind);
 
 struct KvEvent {
   KvEventKind kind = KvEventKind::kBlockStored;
-  std::vector<BlockHash> block_hashes;     // chained hashes, parent first
-  std::optional<BlockHash> parent_hash;    // chained hash of the block before the first (stored)
-  std::vector<int32_t> token_ids;          // the stored blocks' tokens (stored only)
+  std::vector<BlockHash> block_hashes;   // chained hashes, parent first
+  std::optional<BlockHash> parent_hash;  // chained hash of the block before the first (stored)
+  std::vector<int32_t> token_ids;        // the stored blocks' tokens (stored only)
   int block_size = 0;
-  int64_t position = 0;                    // tokens covered up to the end of the last block
+  int64_t position = 0;  // tokens covered up to the end of the last block
 };
 
 struct SequencedKvEvent {

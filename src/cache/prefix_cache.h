@@ -34,10 +34,10 @@ struct PrefixCacheConfig {
 };
 
 struct PrefixMatch {
-  std::vector<int> blocks;     // cached blocks of the usable prefix, in order
-  int64_t kv_tokens = 0;       // tokens covered by cached KV (before snapping to a checkpoint)
-  int64_t tokens = 0;          // usable tokens: blocks.size() * block_size
-  int checkpoint_slot = -1;    // state after `tokens` tokens (if the model has state and tokens > 0)
+  std::vector<int> blocks;   // cached blocks of the usable prefix, in order
+  int64_t kv_tokens = 0;     // tokens covered by cached KV (before snapping to a checkpoint)
+  int64_t tokens = 0;        // usable tokens: blocks.size() * block_size
+  int checkpoint_slot = -1;  // state after `tokens` tokens (if the model has state and tokens > 0)
 };
 
 struct PrefixCacheStats {
@@ -114,10 +114,11 @@ class PrefixCache {
   std::set<std::pair<uint64_t, int>> evictable_;      // (last_use, block): idle cached leaves
   std::unordered_map<BlockHash, int> by_chain_;       // chained hash -> cached block
   std::unordered_map<BlockHash, int> root_children_;  // local hash -> first cached block
-  std::unordered_map<int, std::unordered_map<BlockHash, int>> children_;  // parent -> local -> block
+  std::unordered_map<int, std::unordered_map<BlockHash, int>>
+      children_;  // parent -> local -> block
   std::vector<int> free_slots_;
   std::set<std::pair<uint64_t, int>> checkpoint_lru_;  // (use, block owning the checkpoint)
-  int idle_cached_ = 0;  // cached blocks with refs == 0
+  int idle_cached_ = 0;                                // cached blocks with refs == 0
   uint64_t clock_ = 0;
   int64_t evicted_blocks_ = 0, evicted_checkpoints_ = 0;
 };

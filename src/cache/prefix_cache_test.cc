@@ -55,12 +55,14 @@ TEST(PrefixCache, LookupFindsLongestCommittedPrefixWithinLimit) {
   EXPECT_EQ(m.tokens, 8);
   EXPECT_EQ(m.blocks, blocks);
   EXPECT_EQ(cache.Lookup(HashBlocks(other, kBlock), 7, false).tokens, 4);  // limit
-  other[5] = 99;  // diverges in block 1
+  other[5] = 99;                                                           // diverges in block 1
   EXPECT_EQ(cache.Lookup(HashBlocks(other, kBlock), 12, false).tokens, 4);
 }
 
 TEST(PrefixCache, HitIsCutBackToDeepestCheckpoint) {
-  PrefixCache cache({.num_blocks = 8, .block_size = kBlock, .num_checkpoint_slots = 2,
+  PrefixCache cache({.num_blocks = 8,
+                     .block_size = kBlock,
+                     .num_checkpoint_slots = 2,
                      .first_checkpoint_slot = 10},
                     nullptr);
   const auto prompt = Tokens(16);
@@ -117,8 +119,7 @@ TEST(PrefixCache, ReferencedBlocksAreNeverEvicted) {
 }
 
 TEST(PrefixCache, CheckpointsEvictLruAndDieWithTheirBlock) {
-  PrefixCache cache({.num_blocks = 4, .block_size = kBlock, .num_checkpoint_slots = 1},
-                    nullptr);
+  PrefixCache cache({.num_blocks = 4, .block_size = kBlock, .num_checkpoint_slots = 1}, nullptr);
   const auto a = Tokens(4, 0), b = Tokens(4, 50);
   auto ba = Store(cache, a), bb = Store(cache, b);
   const BlockHashes ha = HashBlocks(a, kBlock), hb = HashBlocks(b, kBlock);

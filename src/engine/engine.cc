@@ -8,8 +8,7 @@ namespace k3::engine {
 namespace {
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -24,8 +23,8 @@ base::Result<std::unique_ptr<Engine>> Engine::Create(std::unique_ptr<ModelRunner
   return std::unique_ptr<Engine>(new Engine(std::move(runner), config, layout, events));
 }
 
-Engine::Engine(std::unique_ptr<ModelRunner> runner, const EngineConfig& config,
-               CacheLayout layout, cache::KvEventChannel* events)
+Engine::Engine(std::unique_ptr<ModelRunner> runner, const EngineConfig& config, CacheLayout layout,
+               cache::KvEventChannel* events)
     : runner_(std::move(runner)),
       config_(config),
       layout_(layout),

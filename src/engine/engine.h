@@ -22,7 +22,7 @@ namespace k3::engine {
 
 struct EngineMetrics {
   SchedulerCounters counters;
-  int64_t queue_depth = 0;          // sequences submitted but not yet running
+  int64_t queue_depth = 0;  // sequences submitted but not yet running
   int64_t num_blocks = 0, checkpoint_slots = 0;
   double cache_usage = 0;           // referenced blocks / all blocks
   double prefix_hit_rate = 0;       // cached prompt tokens / prompt tokens

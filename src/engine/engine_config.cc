@@ -23,15 +23,16 @@ base::Result<CacheLayout> PlanCache(const EngineConfig& config, const RunnerInfo
   if (config.max_running <= 0) return base::InvalidArgument("max running must be positive");
   if (config.max_batched_tokens < config.max_running) {
     // Every running sequence must get its decode token each step, or some would starve.
-    return base::InvalidArgument("max batched tokens (" +
-                                 std::to_string(config.max_batched_tokens) +
-                                 ") must be at least max running sequences (" +
-                                 std::to_string(config.max_running) + ")");
+    return base::InvalidArgument(
+        "max batched tokens (" + std::to_string(config.max_batched_tokens) +
+        ") must be at least max running sequences (" + std::to_string(config.max_running) + ")");
   }
   if (config.state_checkpoint_interval < 0 ||
       config.state_checkpoint_interval % config.block_size != 0) {
-    return base::InvalidArgument("state checkpoint interval must be 0 or a multiple of the block "
-                                 "size " + std::to_string(config.block_size));
+    return base::InvalidArgument(
+        "state checkpoint interval must be 0 or a multiple of the block "
+        "size " +
+        std::to_string(config.block_size));
   }
   if (!(config.checkpoint_memory_fraction >= 0 && config.checkpoint_memory_fraction < 1)) {
     return base::InvalidArgument("checkpoint memory fraction must be in [0, 1)");

@@ -39,7 +39,8 @@ class EngineModelTest : public ::testing::TestWithParam<std::string> {
   }
 
   // Submits every prompt, runs to idle, returns completions in submission order.
-  static std::vector<Completion> Run(Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
+  static std::vector<Completion> Run(Engine& engine,
+                                     const std::vector<std::vector<int32_t>>& prompts,
                                      const SamplingParams& params) {
     std::map<uint64_t, Completion> done;
     std::vector<uint64_t> ids;
@@ -79,7 +80,8 @@ SamplingParams Greedy(int64_t max_tokens) {
   return p;
 }
 
-std::vector<std::vector<int32_t>> RandomPrompts(int count, int min_len, int max_len, uint64_t seed) {
+std::vector<std::vector<int32_t>> RandomPrompts(int count, int min_len, int max_len,
+                                                uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::vector<int32_t>> prompts(count);
   for (auto& p : prompts) {
@@ -122,7 +124,6 @@ TEST_P(EngineModelTest, SeededSamplingIsReproducibleInAnyBatch) {
     EXPECT_EQ(batched[i].tokens, alone[i].tokens) << "request " << i;
   }
 }
-
 
 TEST_P(EngineModelTest, PrefixHitsEqualColdRuns) {
   const auto base = RandomPrompts(1, 200, 200, 3)[0];

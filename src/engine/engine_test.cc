@@ -57,7 +57,8 @@ TEST(Engine, ThreadedSubmitAndCancelLeaveNothingBehind) {
   for (auto& c : clients) c.join();
   {
     std::unique_lock lock(mutex);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return finished.size() == 100; }));
+    ASSERT_TRUE(
+        cv.wait_for(lock, std::chrono::seconds(60), [&] { return finished.size() == 100; }));
   }
   int cancelled = 0;
   for (auto& [id, reason] : finished) {
@@ -104,7 +105,8 @@ TEST(Engine, DestructionEndsUnfinishedRequests) {
     p.max_tokens = 10;
     for (int i = 0; i < 3; ++i) {
       ASSERT_TRUE((*engine)
-                      ->Submit({{1, 2, 3}, p,
+                      ->Submit({{1, 2, 3},
+                                p,
                                 [&](const RequestOutput& o) {
                                   cancelled += o.finish_reason == FinishReason::kCancelled;
                                 }})

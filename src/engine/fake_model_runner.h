@@ -26,7 +26,8 @@ inline uint64_t Mix(uint64_t x) {
 }
 
 inline uint64_t HashStep(uint64_t h, int32_t token, int64_t position) {
-  return Mix(h ^ (static_cast<uint64_t>(token) * 0x100000001B3ull + static_cast<uint64_t>(position)));
+  return Mix(h ^
+             (static_cast<uint64_t>(token) * 0x100000001B3ull + static_cast<uint64_t>(position)));
 }
 
 // Logits of the fake model after the history whose hash is h.
@@ -44,13 +45,17 @@ inline uint64_t HistoryHash(std::span<const int32_t> tokens) {
 
 class FakeModelRunner : public ModelRunner {
  public:
-  explicit FakeModelRunner(int64_t vocab = 64, bool has_state = true, int64_t max_position = 1 << 20)
+  explicit FakeModelRunner(int64_t vocab = 64, bool has_state = true,
+                           int64_t max_position = 1 << 20)
       : vocab_(vocab), has_state_(has_state), max_position_(max_position) {}
 
   RunnerInfo info() const override {
-    return {.vocab_size = vocab_, .eos_token_id = static_cast<int32_t>(vocab_ - 1),
-            .max_position = max_position_, .has_recurrent_state = has_state_,
-            .cache_bytes_per_token = 64, .state_bytes_per_slot = has_state_ ? 1024 : 0};
+    return {.vocab_size = vocab_,
+            .eos_token_id = static_cast<int32_t>(vocab_ - 1),
+            .max_position = max_position_,
+            .has_recurrent_state = has_state_,
+            .cache_bytes_per_token = 64,
+            .state_bytes_per_slot = has_state_ ? 1024 : 0};
   }
 
   base::Status AllocateCache(int num_blocks, int block_size, int num_state_slots) override {

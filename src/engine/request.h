@@ -16,14 +16,14 @@ const char* FinishReasonName(FinishReason reason);
 
 struct RequestOutput {
   uint64_t request_id = 0;
-  int index = 0;                        // which of the n completions
-  std::vector<int32_t> tokens;          // new tokens since the previous output
-  std::vector<SampledToken> logprobs;   // one per new token, if logprobs >= 0 was asked
+  int index = 0;                       // which of the n completions
+  std::vector<int32_t> tokens;         // new tokens since the previous output
+  std::vector<SampledToken> logprobs;  // one per new token, if logprobs >= 0 was asked
   FinishReason finish_reason = FinishReason::kNone;  // kNone while running
-  base::Status error;                   // set with kError
+  base::Status error;                                // set with kError
   int64_t prompt_tokens = 0;
-  int64_t cached_tokens = 0;            // prompt tokens served from the prefix cache
-  int64_t generated_tokens = 0;         // so far, this completion
+  int64_t cached_tokens = 0;     // prompt tokens served from the prefix cache
+  int64_t generated_tokens = 0;  // so far, this completion
   bool finished() const { return finish_reason != FinishReason::kNone; }
 };
 

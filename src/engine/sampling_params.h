@@ -18,7 +18,8 @@ struct SamplingParams {
   double top_p = 1.0;  // (0, 1]: keep the smallest set of most likely tokens with mass >= top_p
   int top_k = 0;       // 0 = off; otherwise keep the top_k most likely tokens
   double min_p = 0.0;  // [0, 1]: drop tokens whose probability < min_p * max probability
-  // OpenAI-style penalties on generated tokens: logit -= presence * [count > 0] + frequency * count.
+  // OpenAI-style penalties on generated tokens: logit -= presence * [count > 0] + frequency *
+  // count.
   double presence_penalty = 0.0;   // [-2, 2]
   double frequency_penalty = 0.0;  // [-2, 2]
   // CTRL-style penalty on every token seen (prompt and generated): positive logits are divided by
@@ -27,7 +28,7 @@ struct SamplingParams {
   // Same seed and inputs give the same tokens whatever else is in the batch. Without a seed the
   // engine draws one per request.
   std::optional<uint64_t> seed;
-  int64_t max_tokens = 16;             // generated tokens, >= 1
+  int64_t max_tokens = 16;              // generated tokens, >= 1
   std::vector<int32_t> stop_token_ids;  // finish ("stop") after emitting one of these
   bool ignore_eos = false;              // otherwise the model's EOS id also stops
   // Log-probabilities: -1 = none; 0 = the chosen token's only; k > 0 = also the k most likely

@@ -84,9 +84,9 @@ base::Status Scheduler::Add(uint64_t id, EngineRequest request) {
     if (state->params.repetition_penalty != 1.0) {
       seq->penalties.prompt_tokens = state->prompt;
       std::sort(seq->penalties.prompt_tokens.begin(), seq->penalties.prompt_tokens.end());
-      seq->penalties.prompt_tokens.erase(std::unique(seq->penalties.prompt_tokens.begin(),
-                                                     seq->penalties.prompt_tokens.end()),
-                                         seq->penalties.prompt_tokens.end());
+      seq->penalties.prompt_tokens.erase(
+          std::unique(seq->penalties.prompt_tokens.begin(), seq->penalties.prompt_tokens.end()),
+          seq->penalties.prompt_tokens.end());
     }
     waiting_[seq->order] = seq.get();
     Sequence* key = seq.get();
@@ -121,8 +121,8 @@ base::Status Scheduler::Step() {
   for (const Scheduled& s : plan) {
     Sequence* seq = s.seq;
     batch.push_back({std::span(seq->tokens).subspan(seq->computed, s.tokens), seq->computed,
-                     seq->slot, seq->blocks, seq->computed + s.tokens ==
-                                                 static_cast<int64_t>(seq->tokens.size())});
+                     seq->slot, seq->blocks,
+                     seq->computed + s.tokens == static_cast<int64_t>(seq->tokens.size())});
     last_step_.scheduled_tokens += static_cast<int>(s.tokens);
   }
   start = std::chrono::steady_clock::now();

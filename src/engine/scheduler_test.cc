@@ -23,8 +23,8 @@ std::vector<int32_t> ReferenceGreedy(std::vector<int32_t> tokens, int64_t max_to
   std::vector<float> logits(kVocab);
   for (int64_t i = 0; i < max_tokens; ++i) {
     FakeLogits(HistoryHash(tokens), kVocab, logits.data());
-    const int32_t t = static_cast<int32_t>(
-        std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const int32_t t =
+        static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     out.push_back(t);
     tokens.push_back(t);
     if (t == kVocab - 1) break;  // EOS
@@ -45,8 +45,9 @@ class Harness {
       : runner_(kVocab, has_state), config_(config) {
     auto layout = PlanCache(config, runner_.info());
     EXPECT_TRUE(layout.ok()) << layout.status().ToString();
-    EXPECT_TRUE(runner_.AllocateCache(layout->num_blocks, layout->block_size,
-                                      layout->running_slots + layout->checkpoint_slots)
+    EXPECT_TRUE(runner_
+                    .AllocateCache(layout->num_blocks, layout->block_size,
+                                   layout->running_slots + layout->checkpoint_slots)
                     .ok());
     scheduler_ = std::make_unique<Scheduler>(&runner_, config, *layout, &events_);
   }
@@ -144,8 +145,8 @@ TEST_P(PrefixHitTest, HitsGiveColdOutputs) {
     h.Run();
     const int keep = std::min(101, static_cast<int>(shared * 101));
     std::vector<int32_t> prompt(base.begin(), base.begin() + keep);
-    const std::vector<int32_t> tail = RandomTokens(rng, static_cast<int>(shared * 101) - keep +
-                                                            101 - keep);
+    const std::vector<int32_t> tail =
+        RandomTokens(rng, static_cast<int>(shared * 101) - keep + 101 - keep);
     prompt.insert(prompt.end(), tail.begin(), tail.end());
     ASSERT_TRUE(h.Add(1, prompt, Greedy(6)).ok());
     h.Run();
@@ -161,8 +162,8 @@ TEST_P(PrefixHitTest, HitsGiveColdOutputs) {
     } else if (shared_tokens >= 100) {
       expected = 100;  // the first prompt's end (aligned down to a block)
     } else if (config.state_checkpoint_interval > 0) {
-      expected = shared_tokens / config.state_checkpoint_interval *
-                 config.state_checkpoint_interval;
+      expected =
+          shared_tokens / config.state_checkpoint_interval * config.state_checkpoint_interval;
     }
     EXPECT_EQ(got.cached, expected) << "shared " << shared;
     h.ExpectNothingHeld();
@@ -361,11 +362,12 @@ TEST(Scheduler, RandomWorkloadKeepsEveryInvariant) {
     ++checked;
   }
   EXPECT_GT(checked, 9000);
-  std::printf("steps %lld, preemptions %lld, cached prompt tokens %lld of %lld, worst latency "
-              "%lld steps\n",
-              static_cast<long long>(step), static_cast<long long>(c.preemptions),
-              static_cast<long long>(c.cached_prompt_tokens),
-              static_cast<long long>(c.prompt_tokens), static_cast<long long>(worst_latency));
+  std::printf(
+      "steps %lld, preemptions %lld, cached prompt tokens %lld of %lld, worst latency "
+      "%lld steps\n",
+      static_cast<long long>(step), static_cast<long long>(c.preemptions),
+      static_cast<long long>(c.cached_prompt_tokens), static_cast<long long>(c.prompt_tokens),
+      static_cast<long long>(worst_latency));
 }
 
 }  // namespace

@@ -9,11 +9,16 @@ namespace k3::engine {
 
 const char* FinishReasonName(FinishReason reason) {
   switch (reason) {
-    case FinishReason::kNone: return "none";
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kCancelled: return "cancelled";
-    case FinishReason::kError: return "error";
+    case FinishReason::kNone:
+      return "none";
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kCancelled:
+      return "cancelled";
+    case FinishReason::kError:
+      return "error";
   }
   return "?";
 }
@@ -75,9 +80,10 @@ void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
   const SamplingParams& params = seq->request->params;
   row_.assign(logits_row, logits_row + info_.vocab_size);
   // Sibling completions draw from their own streams of the request's seed.
-  const uint64_t seed = seq->request->seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(seq->index);
-  SampledToken sampled = sampler_.Sample(row_, params, seq->penalties, seed,
-                                         static_cast<uint64_t>(seq->generated));
+  const uint64_t seed =
+      seq->request->seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(seq->index);
+  SampledToken sampled =
+      sampler_.Sample(row_, params, seq->penalties, seed, static_cast<uint64_t>(seq->generated));
   const int32_t token = sampled.token;
   seq->tokens.push_back(token);
   seq->penalties.AddOutput(token);

@@ -37,7 +37,7 @@ struct Sequence {
   cache::BlockHashes hashes;    // of the full blocks of `tokens`, extended lazily
   int slot = -1;                // running state slot while running
   bool admitted_once = false;
-  int64_t cached_tokens = 0;    // prefix-cache hit at first admission
+  int64_t cached_tokens = 0;  // prefix-cache hit at first admission
   int64_t generated = 0;
   PenaltyState penalties;
 

@@ -210,8 +210,8 @@ base::Result<ModelConfig> ParseModelConfig(std::string_view config_json) {
         Optional<int64_t>(text, "bos_token_id", Optional<int64_t>(root, "bos_token_id", -1));
     config.eos_id =
         Optional<int64_t>(text, "eos_token_id", Optional<int64_t>(root, "eos_token_id", -1));
-    config.max_position = Optional<int64_t>(
-        text, "max_position_embeddings", Optional<int64_t>(root, "max_position_embeddings", 0));
+    config.max_position = Optional<int64_t>(text, "max_position_embeddings",
+                                            Optional<int64_t>(root, "max_position_embeddings", 0));
     if (config.hidden <= 0 || config.vocab <= 0 || config.num_layers <= 0) {
       return base::InvalidArgument("config.json: sizes must be positive");
     }
