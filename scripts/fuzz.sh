@@ -59,11 +59,17 @@ printf '"\\"%s\\""\n' dtype shape data_offsets __metadata__ F8_E4M3 BF16 F32 I64
   >"$build/fuzz-seeds/safetensors.dict"
 printf '"%s"\n' 18446744073709551615 9223372036854775807 -1 >>"$build/fuzz-seeds/safetensors.dict"
 
+# The Jinja engine: Moonshot's chat templates as seeds.
+mkdir -p "$build/fuzz-seeds/jinja_fuzzer"
+for model in k2 k2-thinking k25; do
+  cp "$shared/kimi/$model/chat_template.jinja" "$build/fuzz-seeds/jinja_fuzzer/$model.jinja"
+done
+
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
-         tokenizer_config_fuzzer safetensors_header_fuzzer)
+         tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer)
 failed=0
 for target in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$target"

@@ -194,13 +194,11 @@ void PrefixTables(const BenchEngineFlags& f, std::shared_ptr<const model::Model>
         double(layout.block_bytes) / (1 << 20);
     memory.Row({std::to_string(interval), std::to_string(m.counters.cache.checkpoints),
                 Fixed(ckpt_mib), Fixed(page_mib), Fixed(ckpt_mib / page_mib, 2)});
-    if (interval == 0 || f.ttft_cached % interval != 0) {
-      if (interval == f.intervals.front()) {
-        ttft.Row({std::to_string(f.ttft_prompt), "0 (cold)", std::to_string(interval),
-                  Fixed(cold, 2), "1.0x"});
-      }
-      continue;
+    if (interval == f.intervals.front()) {
+      ttft.Row({std::to_string(f.ttft_prompt), "0 (cold)", std::to_string(interval), Fixed(cold, 2),
+                "1.0x"});
     }
+    if (interval == 0 || f.ttft_cached % interval != 0) continue;  // no checkpoint at the prefix
     K3_LOG(kInfo) << "prefix cache: same prompt with a different last "
                   << f.ttft_prompt - f.ttft_cached << " tokens";
     const double warm = TimeToFirstToken(*engine, second, &cached);
