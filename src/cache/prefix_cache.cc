@@ -219,14 +219,11 @@ void PrefixCache::Publish(KvEventKind kind, const Node& node, std::span<const in
 
 PrefixCacheStats PrefixCache::stats() const {
   PrefixCacheStats s;
+  // Every block is free, idle-cached or referenced (header invariant), so this is O(1): engines
+  // read it after every step.
   s.free_blocks = static_cast<int>(free_blocks_.size());
-  for (const Node& node : nodes_) {
-    if (node.refs > 0) {
-      ++s.referenced_blocks;
-    } else if (node.cached) {
-      ++s.idle_cached_blocks;
-    }
-  }
+  s.idle_cached_blocks = idle_cached_;
+  s.referenced_blocks = config_.num_blocks - s.free_blocks - s.idle_cached_blocks;
   s.checkpoints = static_cast<int>(checkpoint_lru_.size());
   s.evicted_blocks = evicted_blocks_;
   s.evicted_checkpoints = evicted_checkpoints_;

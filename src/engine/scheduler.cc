@@ -89,6 +89,7 @@ base::Status Scheduler::Add(uint64_t id, EngineRequest request) {
           seq->penalties.prompt_tokens.end());
     }
     waiting_[seq->order] = seq.get();
+    state->sequences.push_back(seq.get());
     Sequence* key = seq.get();
     sequences_[key] = std::move(seq);
   }
@@ -99,12 +100,7 @@ base::Status Scheduler::Add(uint64_t id, EngineRequest request) {
 void Scheduler::Abort(uint64_t id) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
-  std::vector<Sequence*> victims;
-  for (auto& [key, seq] : sequences_) {
-    if (seq->request == it->second.get()) victims.push_back(key);
-  }
-  std::sort(victims.begin(), victims.end(),
-            [](Sequence* a, Sequence* b) { return a->index < b->index; });
+  const std::vector<Sequence*> victims = it->second->sequences;  // Finish edits the original
   for (Sequence* seq : victims) Finish(seq, FinishReason::kCancelled, NewOutput(*seq));
 }
 

@@ -117,6 +117,7 @@ void Scheduler::Finish(Sequence* seq, FinishReason reason, RequestOutput output)
   ++totals_.finished;
   RequestState* request = seq->request;
   if (seq->index == 0) request->prompt_cached = true;  // never leave siblings waiting on it
+  std::erase(request->sequences, seq);
   Emit(seq, output);
   sequences_.erase(seq);
   if (--request->unfinished == 0) requests_.erase(request->id);

@@ -12,14 +12,17 @@
 
 namespace k3::engine {
 
+struct Sequence;
+
 struct RequestState {
   uint64_t id = 0;
   std::vector<int32_t> prompt;
   SamplingParams params;
   OutputCallback on_output;
   uint64_t seed = 0;
-  int unfinished = 0;          // sequences still running or waiting
-  bool prompt_cached = false;  // sequence 0 has prefilled the prompt (siblings may start)
+  int unfinished = 0;                // sequences still running or waiting
+  std::vector<Sequence*> sequences;  // the unfinished ones, by index
+  bool prompt_cached = false;        // sequence 0 has prefilled the prompt (siblings may start)
 };
 
 enum class SequenceState { kWaiting, kRunning };

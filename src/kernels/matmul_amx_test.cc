@@ -143,14 +143,7 @@ TEST(Bf16GemmTest, AmxRoundsEachFactorToBf16) {
 TEST(Bf16GemmTest, Mxfp4EveryByteWithEveryScaleIsExact) {
   const ScopedGemmPrecision bf16(GemmPrecision::kBf16);
   TestWeights t;
-  t.Allocate(WeightFormat::kMxfp4, 256 * 16, 32);
-  for (int e = 0; e < 256; ++e) {
-    for (int g = 0; g < 16; ++g) {
-      const int r = 16 * e + g;
-      t.mx_scales[r] = static_cast<uint8_t>(e);
-      for (int i = 0; i < 16; ++i) t.data[r * 16 + i] = static_cast<uint8_t>(16 * g + i);
-    }
-  }
+  FillEveryMxfp4ByteUnderEveryScale(&t);
   const int64_t tokens = 32;
   std::vector<float> x(static_cast<size_t>(tokens * 32), 0.0f);
   for (int64_t j = 0; j < tokens; ++j) x[j * 32 + j] = 1.0f;

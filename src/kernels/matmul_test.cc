@@ -148,14 +148,7 @@ TEST(DequantizeTest, Mxfp4EveryByteWithEveryScale) {
   // Row 16 * e + g holds bytes 16g .. 16g + 15 under scale byte e: all 256 bytes (both nibbles)
   // under all 256 E8M0 scales, including 2^-127, the overflowing 2^127 and NaN.
   TestWeights t;
-  t.Allocate(WeightFormat::kMxfp4, 256 * 16, 32);
-  for (int e = 0; e < 256; ++e) {
-    for (int g = 0; g < 16; ++g) {
-      const int r = 16 * e + g;
-      t.mx_scales[r] = static_cast<uint8_t>(e);
-      for (int i = 0; i < 16; ++i) t.data[r * 16 + i] = static_cast<uint8_t>(16 * g + i);
-    }
-  }
+  FillEveryMxfp4ByteUnderEveryScale(&t);
   ExpectExactWeights(t.w, [](int64_t r, int64_t c) {
     const uint8_t byte = static_cast<uint8_t>(16 * (r % 16) + c / 2);
     const uint8_t nibble = c % 2 == 0 ? byte & 0xF : byte >> 4;

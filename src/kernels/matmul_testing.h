@@ -50,6 +50,19 @@ struct TestWeights {
   }
 };
 
+// 256 x 16 rows of 32 MXFP4 weights: row 16 * e + g holds bytes 16g .. 16g + 15 under scale byte
+// e, i.e. all 256 bytes (both nibbles) under all 256 E8M0 scales (2^-127, 2^127, NaN included).
+inline void FillEveryMxfp4ByteUnderEveryScale(TestWeights* t) {
+  t->Allocate(WeightFormat::kMxfp4, 256 * 16, 32);
+  for (int e = 0; e < 256; ++e) {
+    for (int g = 0; g < 16; ++g) {
+      const int r = 16 * e + g;
+      t->mx_scales[r] = static_cast<uint8_t>(e);
+      for (int i = 0; i < 16; ++i) t->data[r * 16 + i] = static_cast<uint8_t>(16 * g + i);
+    }
+  }
+}
+
 // What a weight format configuration draws: the format, the FP8 block and its scale range.
 struct FormatCase {
   std::string name;
