@@ -1,23 +1,20 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds k3 and shows it working on the Kimi K3 tokenizer from ../shared.
-# (k3 serve arrives with the frontend; until then the demo tokenizes and detokenizes a text and
-# runs greedy generation on a tiny generated K3 checkpoint.)
+# Installs dependencies, builds k3 and starts `k3 serve` on the embedded demo checkpoint (a tiny
+# Kimi K3-shaped model with random weights and a small byte-level vocabulary, written on first
+# start; no downloads). Extra arguments go to `k3 serve` (e.g. --port 8080, --api-key KEY,
+# --model DIR for a real checkpoint folder). Stop it with Ctrl-C (it drains running requests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh release
 k3=build/release/apps/k3/k3
-model="${K3_SHARED_DIR:-../shared}/kimi/k3"
-text='Kimi K3 says hello 👋 — 你好世界! getUserName() returns 12345.<|end_of_msg|>'
-echo "== text:        $text"
-ids=$(printf '%s' "$text" | "$k3" tokenize --model "$model")
-echo "== token ids:   $ids"
-echo "== token count: $(printf '%s' "$text" | "$k3" tokenize --model "$model" --count)"
-echo "== decoded:     $(printf '%s' "$ids" | "$k3" detokenize --model "$model")"
-tiny=build/demo-models/k3-tiny
-if [ ! -f "$tiny/config.json" ]; then
-  /usr/bin/python3 reference/make_checkpoint.py --family k3 --seed 1 --out "$tiny" >/dev/null
-fi
-echo "== k3 generate on a tiny generated K3 checkpoint (random weights, so the ids mean nothing):"
-"$k3" generate --model "$tiny" --prompt-ids "1 5 9 13 100 200" --max-tokens 12 --ids --ignore-eos
-echo "== more: $k3 --help, $k3 bench tokenizer, $k3 bench model, docs/model.md"
+cat <<'TXT'
+== k3 serve is starting; in another terminal try:
+   curl -s localhost:8000/v1/models
+   curl -s localhost:8000/v1/chat/completions -H 'content-type: application/json' \
+     -d '{"model":"k3-demo","messages":[{"role":"user","content":"Hello!"}],"max_tokens":32}'
+   curl -sN localhost:8000/v1/messages -H 'content-type: application/json' \
+     -d '{"model":"k3-demo","max_tokens":32,"stream":true,"messages":[{"role":"user","content":"Hi"}]}'
+   (the demo model's weights are random: the text is noise, the API around it is real)
+TXT
+exec "$k3" serve --cache-memory 512MiB "$@"

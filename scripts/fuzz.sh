@@ -65,17 +65,32 @@ for model in k2 k2-thinking k25; do
   cp "$shared/kimi/$model/chat_template.jinja" "$build/fuzz-seeds/jinja_fuzzer/$model.jinja"
 done
 
+# Request bodies, renders and tool lists from the chat goldens.
+for target in api_request_fuzzer k3_render_fuzzer tool_ts_fuzzer; do mkdir -p "$build/fuzz-seeds/$target"; done
+/usr/bin/python3 - "$shared" "$build/fuzz-seeds" <<'PY' || true
+import json, sys, os
+shared, seeds = sys.argv[1], sys.argv[2]
+for n, line in enumerate(open(os.path.join(shared, "goldens/chat/k3_render.jsonl"))):
+    request = json.dumps(json.loads(line)["request"], ensure_ascii=False).encode()
+    open(os.path.join(seeds, "k3_render_fuzzer", f"{n}.json"), "wb").write(request)
+    open(os.path.join(seeds, "api_request_fuzzer", f"{n}.json"), "wb").write(bytes([n % 4]) + request)
+for n, line in enumerate(open(os.path.join(shared, "goldens/chat/tool_ts.jsonl"))):
+    tools = json.dumps(json.loads(line)["tools"], ensure_ascii=False).encode()
+    open(os.path.join(seeds, "tool_ts_fuzzer", f"{n}.json"), "wb").write(tools)
+PY
+
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
-         tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer)
+         tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer k3_render_fuzzer
+         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer)
 failed=0
 for target in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$target"
   artifacts="$build/fuzz-artifacts/$target"
   log="$build/fuzz-logs/$target.log"
-  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
+  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")" "$build/fuzz-seeds/$target"
   extra=()
   case "$target" in
     tokenizer_encode_fuzzer | tiktoken_ranks_fuzzer)

@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   nlohmann-json3-dev libcli11-dev          # JSON, command line
   libxxhash-dev                            # block hashes (src/cache)
+  libboost-dev                             # Boost.Asio + Beast: the HTTP server (src/http)
   clang libclang-rt-14-dev                 # libFuzzer targets (scripts/fuzz.sh)
 )
 missing=()

@@ -15,5 +15,7 @@ CommandFn AddBenchTokenizerCommand(CLI::App& bench);
 CommandFn AddGenerateCommand(CLI::App& app);
 CommandFn AddBenchModelCommand(CLI::App& bench);
 CommandFn AddBenchEngineCommand(CLI::App& bench);
+CommandFn AddServeCommand(CLI::App& app);
+CommandFn AddBenchFrontendCommand(CLI::App& bench);
 
 }  // namespace k3::app

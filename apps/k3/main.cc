@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(name, help);
     commands[sub] = add_fn(*sub);
   };
+  add("serve",
+      "OpenAI / Anthropic compatible HTTP server (no --model: the embedded demo checkpoint)",
+      k3::app::AddServeCommand);
   add("tokenize", "Text on stdin -> token ids on stdout (Kimi tiktoken BPE)",
       k3::app::AddTokenizeCommand);
   add("detokenize", "Token ids on stdin -> text on stdout", k3::app::AddDetokenizeCommand);
@@ -34,6 +37,9 @@ int main(int argc, char** argv) {
   CLI::App* bench_engine = bench->add_subcommand(
       "engine", "Engine throughput by concurrency, cached-prefix TTFT, KDA checkpoint memory");
   commands[bench_engine] = k3::app::AddBenchEngineCommand(*bench_engine);
+  CLI::App* bench_frontend = bench->add_subcommand(
+      "frontend", "Frontend cost per request and per streamed token vs the engine's own times");
+  commands[bench_frontend] = k3::app::AddBenchFrontendCommand(*bench_frontend);
 
   CLI11_PARSE(app, argc, argv);
   k3::base::LogLevel level;

@@ -127,6 +127,13 @@ void Engine::DrainInbox() {
     }
   }
   for (uint64_t id : cancels) scheduler_.Abort(id);
+  if (!cancels.empty()) {
+    // Aborts free blocks and slots without a step; publish that now (an idle engine may not
+    // step again for a long time).
+    const SchedulerCounters counters = scheduler_.counters();
+    std::lock_guard lock(metrics_mutex_);
+    metrics_.counters = counters;
+  }
 }
 
 base::Status Engine::StepOnce() {

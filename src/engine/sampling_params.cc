@@ -52,6 +52,13 @@ base::Status SamplingParams::Validate(int64_t vocab_size) const {
     return OutOfRangeField("logprobs", "in [-1, 20] (-1 disables it)", logprobs);
   }
   if (n < 1 || n > 128) return OutOfRangeField("n", "in [1, 128]", n);
+  for (size_t idx = 0; idx < forced_tokens.size(); ++idx) {
+    const int32_t id = forced_tokens[idx];
+    if (id < 0 || id >= vocab_size) {
+      const std::string range = "in [0, " + std::to_string(vocab_size) + ")";
+      return OutOfRangeField("forced_tokens[" + std::to_string(idx) + "]", range.c_str(), id);
+    }
+  }
   return base::Status::Ok();
 }
 

@@ -36,6 +36,10 @@ struct SamplingParams {
   // temperature and truncation), as vLLM does by default.
   int logprobs = -1;
   int n = 1;  // independent completions of one prompt; they share the prompt's cache
+  // Scripted output (tests and demos of the API): step i emits forced_tokens[i] instead of a
+  // sampled token, the model still runs every step (real cache and slots), and the usual stop
+  // rules apply; past the end of the script the sampler takes over again. Empty = off.
+  std::vector<int32_t> forced_tokens;
 
   // INVALID_ARGUMENT naming the first bad field.
   base::Status Validate(int64_t vocab_size) const;

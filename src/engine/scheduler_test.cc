@@ -370,5 +370,29 @@ TEST(Scheduler, RandomWorkloadKeepsEveryInvariant) {
       static_cast<long long>(worst_latency));
 }
 
+// Scripted output: the forced tokens come out in order (EOS among them stops), then the sampler
+// resumes; the model still runs every step.
+TEST(Scheduler, ForcedTokensReplaceSampledOnesThenSamplingResumes) {
+  Harness h(SmallConfig());
+  SamplingParams scripted = Greedy(6);
+  scripted.forced_tokens = {5, 6, 7};
+  ASSERT_TRUE(h.Add(1, {1, 2, 3}, scripted).ok());
+  SamplingParams stops = Greedy(10);
+  stops.forced_tokens = {9, kVocab - 1, 9};  // EOS in the script ends it there
+  ASSERT_TRUE(h.Add(2, {1, 2, 3}, stops).ok());
+  h.Run();
+  std::vector<int32_t> expected = {5, 6, 7};
+  std::vector<int32_t> rest = ReferenceGreedy({1, 2, 3, 5, 6, 7}, 3);
+  expected.insert(expected.end(), rest.begin(), rest.end());
+  expected.resize(std::min<size_t>(expected.size(), 6));
+  EXPECT_EQ(h.Get(1, 0).tokens, expected);
+  EXPECT_EQ(h.Get(2, 0).tokens, (std::vector<int32_t>{9, kVocab - 1}));
+  EXPECT_EQ(h.Get(2, 0).reason, FinishReason::kStop);
+  SamplingParams bad = Greedy(2);
+  bad.forced_tokens = {kVocab};
+  EXPECT_FALSE(bad.Validate(kVocab).ok());
+  h.ExpectNothingHeld();
+}
+
 }  // namespace
 }  // namespace k3::engine

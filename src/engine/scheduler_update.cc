@@ -84,6 +84,9 @@ void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
       seq->request->seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(seq->index);
   SampledToken sampled =
       sampler_.Sample(row_, params, seq->penalties, seed, static_cast<uint64_t>(seq->generated));
+  if (seq->generated < static_cast<int64_t>(params.forced_tokens.size())) {
+    sampled.token = params.forced_tokens[static_cast<size_t>(seq->generated)];
+  }
   const int32_t token = sampled.token;
   seq->tokens.push_back(token);
   seq->penalties.AddOutput(token);

@@ -5,8 +5,9 @@
 // The context is what the generator passed: the line's "kwargs" (add_generation_prompt, and for
 // K2.5 thinking/preserve_thinking), request.messages, and request.tools deep-sorted by key
 // (deep_sort_dict). K2.5 also receives tools_ts_str, which the generator computed with Moonshot's
-// TypeScript tool encoder before rendering; that encoder is not ours yet, so those cases render
-// with the recorded string and are counted separately.
+// TypeScript tool encoder before rendering; this test checks the engine alone, so it passes the
+// recorded string (counted separately). The whole path, with tools_ts_str from our own encoder
+// and ids from the tokenizer, is src/text/chat/jinja_chat_golden_test.cc.
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -1,0 +1,61 @@
+// Fuzzes the request-body parsers that see user bytes first: the first byte picks the endpoint
+// (chat completions, completions, messages, count_tokens), the rest is parsed as JSON and
+// converted. A valid chat body is then rendered with the K3 chat format. Nothing may crash or
+// hang; a rejection must carry a 4xx status and a message; parsing is deterministic.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "api/anthropic_request.h"
+#include "api/openai_request.h"
+#include "base/check.h"
+#include "serve/chat_format.h"
+
+namespace {
+
+using k3::api::ApiError;
+using k3::api::Json;
+
+void CheckRejection(bool ok, const ApiError& error) {
+  if (ok) return;
+  K3_CHECK(error.http_status >= 400 && error.http_status < 500) << error.http_status;
+  K3_CHECK(!error.message.empty());
+}
+
+void RenderIfChat(const k3::serve::GenerateRequest& request) {
+  if (!request.chat) return;
+  static const k3::serve::ChatFormat format = k3::serve::ChatFormat::K3();
+  auto rendered = format.Render(*request.chat);
+  if (!rendered.ok()) K3_CHECK(!rendered.status().message().empty());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const int endpoint = data[0] % 4;
+  const Json body = Json::parse(reinterpret_cast<const char*>(data) + 1,
+                                reinterpret_cast<const char*>(data) + size, nullptr, false);
+  if (body.is_discarded()) return 0;
+  k3::api::ApiOptions options;
+  options.allow_forced_output = true;
+  ApiError error;
+  if (endpoint == 0 || endpoint == 1) {
+    k3::api::OpenAiRequest request;
+    const bool ok = endpoint == 0
+                        ? k3::api::ParseChatRequest(body, options, &request, &error)
+                        : k3::api::ParseCompletionRequest(body, options, &request, &error);
+    CheckRejection(ok, error);
+    if (ok) RenderIfChat(request.generate);
+  } else if (endpoint == 2) {
+    k3::api::AnthropicRequest request;
+    const bool ok = k3::api::ParseMessagesRequest(body, options, &request, &error);
+    CheckRejection(ok, error);
+    if (ok) RenderIfChat(request.generate);
+  } else {
+    Json chat;
+    CheckRejection(k3::api::ParseCountTokensRequest(body, &chat, &error), error);
+  }
+  return 0;
+}

@@ -1,0 +1,152 @@
+#include "api/anthropic_response.h"
+
+namespace k3::api {
+namespace {
+
+using text::output::OutputEvent;
+
+std::string Event(const std::string& name, const Json& data) {
+  return "event: " + name + "\ndata: " + Dump(data) + "\n\n";
+}
+
+}  // namespace
+
+AnthropicResponseBuilder::AnthropicResponseBuilder(ResponseMeta meta, bool stream)
+    : meta_(std::move(meta)), stream_(stream) {}
+
+Json AnthropicResponseBuilder::UsageJson() const {
+  return {{"input_tokens", usage_.prompt_tokens - usage_.cached_tokens},
+          {"cache_creation_input_tokens", 0},
+          {"cache_read_input_tokens", usage_.cached_tokens},
+          {"output_tokens", usage_.completion_tokens}};
+}
+
+void AnthropicResponseBuilder::Start(int64_t input_tokens, int64_t cached_tokens,
+                                     std::vector<std::string>* events) {
+  usage_.prompt_tokens = input_tokens;
+  usage_.cached_tokens = cached_tokens;
+  if (!stream_) return;
+  Json message = {{"id", meta_.id},           {"type", "message"},        {"role", "assistant"},
+                  {"model", meta_.model},     {"content", Json::array()}, {"stop_reason", nullptr},
+                  {"stop_sequence", nullptr}, {"usage", UsageJson()}};
+  events->push_back(Event("message_start", {{"type", "message_start"}, {"message", message}}));
+}
+
+void AnthropicResponseBuilder::Open(Block type, const Json& content_block,
+                                    std::vector<std::string>* events) {
+  Close(events);
+  open_ = type;
+  ++block_index_;
+  events->push_back(Event("content_block_start", {{"type", "content_block_start"},
+                                                  {"index", block_index_},
+                                                  {"content_block", content_block}}));
+}
+
+void AnthropicResponseBuilder::Close(std::vector<std::string>* events) {
+  if (open_ == Block::kNone) return;
+  open_ = Block::kNone;
+  events->push_back(
+      Event("content_block_stop", {{"type", "content_block_stop"}, {"index", block_index_}}));
+}
+
+void AnthropicResponseBuilder::Delta(const Json& delta, std::vector<std::string>* events) const {
+  events->push_back(
+      Event("content_block_delta",
+            {{"type", "content_block_delta"}, {"index", block_index_}, {"delta", delta}}));
+}
+
+bool AnthropicResponseBuilder::Add(const serve::ChoiceUpdate& update,
+                                   std::vector<std::string>* events) {
+  if (done_ || update.index != 0) return done_;
+  usage_.completion_tokens = update.usage.completion_tokens;
+  usage_.cached_tokens = update.usage.cached_tokens;
+  if (stream_) {
+    for (const OutputEvent& e : update.events) {
+      switch (e.kind) {
+        case OutputEvent::kReasoning:
+          if (e.text.empty()) break;
+          if (open_ != Block::kThinking) {
+            Open(Block::kThinking, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}},
+                 events);
+          }
+          Delta({{"type", "thinking_delta"}, {"thinking", e.text}}, events);
+          break;
+        case OutputEvent::kContent:
+          if (e.text.empty()) break;
+          if (open_ != Block::kText) Open(Block::kText, {{"type", "text"}, {"text", ""}}, events);
+          Delta({{"type", "text_delta"}, {"text", e.text}}, events);
+          break;
+        case OutputEvent::kToolCallBegin:
+          Open(Block::kToolUse,
+               {{"type", "tool_use"}, {"id", e.id}, {"name", e.name}, {"input", Json::object()}},
+               events);
+          break;
+        case OutputEvent::kToolCallArguments:
+          if (open_ == Block::kToolUse && !e.text.empty()) {
+            Delta({{"type", "input_json_delta"}, {"partial_json", e.text}}, events);
+          }
+          break;
+        case OutputEvent::kToolCallEnd:
+          Close(events);
+          break;
+      }
+    }
+  }
+  text_ += update.text;
+  if (!update.finish_reason) return false;
+  done_ = true;
+  finish_reason_ = *update.finish_reason;
+  stop_sequence_ = update.matched_stop;
+  parsed_ = update.parsed;
+  if (stream_) {
+    Close(events);
+    events->push_back(
+        Event("message_delta",
+              {{"type", "message_delta"},
+               {"delta",
+                {{"stop_reason", StopReason()},
+                 {"stop_sequence", stop_sequence_ ? Json(*stop_sequence_) : Json(nullptr)}}},
+               {"usage", UsageJson()}}));
+    events->push_back(Event("message_stop", {{"type", "message_stop"}}));
+  }
+  return true;
+}
+
+std::string AnthropicResponseBuilder::StopReason() const {
+  if (stop_sequence_) return "stop_sequence";
+  if (finish_reason_ == "tool_calls") return "tool_use";
+  if (finish_reason_ == "length") return "max_tokens";
+  return "end_turn";
+}
+
+std::string AnthropicResponseBuilder::Body() const {
+  Json content = Json::array();
+  if (parsed_) {
+    if (!parsed_->reasoning.empty()) {
+      content.push_back(
+          {{"type", "thinking"}, {"thinking", parsed_->reasoning}, {"signature", ""}});
+    }
+    if (!parsed_->content.empty())
+      content.push_back({{"type", "text"}, {"text", parsed_->content}});
+    for (const auto& call : parsed_->tool_calls) {
+      if (!call.complete) continue;
+      Json input = Json::parse(call.arguments, nullptr, /*allow_exceptions=*/false);
+      if (!input.is_object()) input = Json::object();
+      content.push_back(
+          {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", input}});
+    }
+  } else if (!text_.empty()) {
+    content.push_back({{"type", "text"}, {"text", text_}});
+  }
+  Json body = {{"id", meta_.id},
+               {"type", "message"},
+               {"role", "assistant"},
+               {"model", meta_.model},
+               {"content", content},
+               {"stop_reason", StopReason()},
+               {"stop_sequence", stop_sequence_ ? Json(*stop_sequence_) : Json(nullptr)},
+               {"usage", UsageJson()}};
+  return Dump(body);
+}
+
+}  // namespace k3::api

@@ -1,0 +1,44 @@
+// Anthropic Messages responses from the frontend's updates: the message object, and the SSE event
+// stream in the documented order: message_start, then per block content_block_start / _delta /
+// _stop (thinking, text, tool_use with input_json_delta), message_delta with stop_reason and
+// usage, message_stop. Nothing is sent after message_stop; no empty leading text block.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/openai_response.h"
+
+namespace k3::api {
+
+class AnthropicResponseBuilder {
+ public:
+  AnthropicResponseBuilder(ResponseMeta meta, bool stream);
+
+  // message_start (streaming), once the prompt's token count is known.
+  void Start(int64_t input_tokens, int64_t cached_tokens, std::vector<std::string>* events);
+  // Returns true when the message is complete.
+  bool Add(const serve::ChoiceUpdate& update, std::vector<std::string>* events);
+  std::string Body() const;
+
+ private:
+  enum class Block { kNone, kThinking, kText, kToolUse };
+  void Open(Block type, const Json& content_block, std::vector<std::string>* events);
+  void Close(std::vector<std::string>* events);
+  void Delta(const Json& delta, std::vector<std::string>* events) const;
+  std::string StopReason() const;
+  Json UsageJson() const;
+
+  ResponseMeta meta_;
+  bool stream_;
+  bool done_ = false;
+  Block open_ = Block::kNone;
+  int block_index_ = -1;
+  std::string finish_reason_;
+  std::optional<std::string> stop_sequence_;
+  std::optional<text::output::ParsedOutput> parsed_;
+  std::string text_;  // unparsed output (not used by chat formats that parse)
+  serve::Usage usage_;
+};
+
+}  // namespace k3::api

@@ -1,0 +1,33 @@
+// Errors as each protocol shapes them. OpenAI: {"error": {"message", "type", "param", "code"}};
+// Anthropic: {"type": "error", "error": {"type", "message"}}.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/status.h"
+
+namespace k3::api {
+
+using Json = nlohmann::ordered_json;
+
+struct ApiError {
+  int http_status = 400;
+  std::string message;
+  std::string param;  // the offending field, when one is to blame
+};
+
+inline ApiError BadRequest(std::string message, std::string param = "") {
+  return {400, std::move(message), std::move(param)};
+}
+
+// INVALID_ARGUMENT/OUT_OF_RANGE/FAILED_PRECONDITION -> 400, NOT_FOUND -> 404,
+// RESOURCE_EXHAUSTED -> 429, UNAVAILABLE -> 503, anything else -> 500.
+ApiError FromStatus(const base::Status& status);
+
+std::string OpenAiErrorBody(const ApiError& error);
+std::string AnthropicErrorBody(const ApiError& error);
+// The Anthropic error type for an HTTP status ("invalid_request_error", "overloaded_error", ...).
+std::string AnthropicErrorType(int http_status);
+
+}  // namespace k3::api

@@ -1,0 +1,276 @@
+#include "api/openai_request.h"
+
+#include <set>
+
+#include "api/fields.h"
+#include "api/openai_request_internal.h"
+
+namespace k3::api {
+namespace {
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (unsigned char c : name) {
+    if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
+
+bool ValidateContent(const Json& content, const std::string& where, ApiError* error) {
+  if (content.is_null() || content.is_string()) return true;
+  if (!content.is_array()) {
+    *error = BadRequest(where + ".content must be a string, null or a list of parts", where);
+    return false;
+  }
+  for (const Json& part : content) {
+    const bool text = part.is_object() && part.value("type", "") == "text" &&
+                      part.contains("text") && part["text"].is_string();
+    const bool image = part.is_object() && part.value("type", "") == "image_url";
+    if (!text && !image) {
+      *error = BadRequest(where + ".content parts must be {type: text, text} or image_url", where);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ValidateToolCalls(const Json& calls, const std::string& where, ApiError* error) {
+  if (!calls.is_array()) {
+    *error = BadRequest(where + ".tool_calls must be a list", where);
+    return false;
+  }
+  for (const Json& call : calls) {
+    const Json* function =
+        call.is_object() && call.contains("function") ? &call["function"] : nullptr;
+    if (function == nullptr || !function->is_object() || !function->contains("name") ||
+        !(*function)["name"].is_string()) {
+      *error = BadRequest(where + ".tool_calls[] needs function.name", where);
+      return false;
+    }
+    if (function->contains("arguments") && !(*function)["arguments"].is_string() &&
+        !(*function)["arguments"].is_object()) {
+      *error = BadRequest(where + ".tool_calls[].function.arguments must be a string", where);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ValidateResponseFormat(const Json& format, ApiError* error) {
+  const std::string param = "response_format";
+  if (!format.is_object() || !format.contains("type") || !format["type"].is_string()) {
+    *error = BadRequest("'response_format' must be an object with a 'type'", param);
+    return false;
+  }
+  const std::string type = format["type"];
+  if (type == "text" || type == "json_object") return true;
+  if (type != "json_schema") {
+    *error =
+        BadRequest("'response_format.type' must be 'text', 'json_object' or 'json_schema'", param);
+    return false;
+  }
+  auto schema = format.find("json_schema");
+  if (schema == format.end() || !schema->is_object()) {
+    *error = BadRequest("'response_format.json_schema' must be an object", param);
+    return false;
+  }
+  if (!schema->contains("name") || !(*schema)["name"].is_string() ||
+      !ValidName((*schema)["name"].get<std::string>())) {
+    *error =
+        BadRequest("'response_format.json_schema.name' must be a name of [A-Za-z0-9_-]", param);
+    return false;
+  }
+  if (!schema->contains("schema") || !(*schema)["schema"].is_object()) {
+    *error = BadRequest("'response_format.json_schema.schema' must be an object", param);
+    return false;
+  }
+  if (schema->contains("strict") && !(*schema)["strict"].is_boolean()) {
+    *error = BadRequest("'response_format.json_schema.strict' must be a boolean", param);
+    return false;
+  }
+  return true;
+}
+
+bool ValidateThinking(const Json& body, ApiError* error) {
+  Fields f(body);
+  std::string effort;
+  if (!f.Enum("reasoning_effort", {"low", "medium", "high", "max"}, &effort, error)) return false;
+  const Json* thinking = f.Get("thinking");
+  if (thinking == nullptr) return true;
+  if (!thinking->is_object()) {
+    *error = BadRequest("'thinking' must be an object", "thinking");
+    return false;
+  }
+  Fields t(*thinking);
+  std::string value;
+  return t.Enum("type", {"enabled", "disabled"}, &value, error) &&
+         t.Enum("keep", {"all"}, &value, error) &&
+         t.Enum("effort", {"low", "medium", "high", "max"}, &value, error);
+}
+
+}  // namespace
+
+bool ValidateMessages(const Json& messages, ApiError* error) {
+  if (!messages.is_array() || messages.empty()) {
+    *error = BadRequest("'messages' must be a non-empty list", "messages");
+    return false;
+  }
+  static const std::set<std::string> kRoles = {"system", "developer", "user", "assistant", "tool"};
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    const Json& m = messages[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
+      *error = BadRequest(where + " must be an object with a 'role'", where);
+      return false;
+    }
+    const std::string role = m["role"];
+    if (!kRoles.contains(role)) {
+      *error = BadRequest(
+          where + ".role '" + role + "' is not one of system, developer, user, assistant, tool",
+          where + ".role");
+      return false;
+    }
+    if (m.contains("content") && !ValidateContent(m["content"], where, error)) return false;
+    if (role == "tool" && !(m.contains("tool_call_id") && m["tool_call_id"].is_string())) {
+      *error = BadRequest(where + " (role tool) needs a string 'tool_call_id'", where);
+      return false;
+    }
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      if (role != "assistant") {
+        *error = BadRequest(where + ": only assistant messages carry tool_calls", where);
+        return false;
+      }
+      if (!ValidateToolCalls(m["tool_calls"], where, error)) return false;
+    }
+  }
+  return true;
+}
+
+bool ValidateTools(const Json& body, ApiError* error) {
+  Fields f(body);
+  const Json* tools = f.Get("tools");
+  std::set<std::string> names;
+  if (tools != nullptr) {
+    if (!tools->is_array()) {
+      *error = BadRequest("'tools' must be a list", "tools");
+      return false;
+    }
+    for (size_t i = 0; i < tools->size(); ++i) {
+      const Json& tool = (*tools)[i];
+      const std::string where = "tools[" + std::to_string(i) + "]";
+      const Json* function =
+          tool.is_object() && tool.contains("function") ? &tool["function"] : nullptr;
+      if (!tool.is_object() || tool.value("type", "function") != "function" ||
+          function == nullptr || !function->is_object()) {
+        *error = BadRequest(where + " must be {type: function, function: {...}}", where);
+        return false;
+      }
+      const std::string name = function->value("name", "");
+      if (!ValidName(name)) {
+        *error = BadRequest(where + ".function.name must be 1-64 characters of [A-Za-z0-9_.-]",
+                            where + ".function.name");
+        return false;
+      }
+      if (!names.insert(name).second) {
+        *error = BadRequest("duplicate tool name '" + name + "'", where + ".function.name");
+        return false;
+      }
+      if (function->contains("parameters") && !(*function)["parameters"].is_object()) {
+        *error = BadRequest(where + ".function.parameters must be an object", where);
+        return false;
+      }
+      if (function->contains("strict") && !(*function)["strict"].is_boolean()) {
+        *error = BadRequest(where + ".function.strict must be a boolean", where);
+        return false;
+      }
+    }
+  }
+  const Json* choice = f.Get("tool_choice");
+  if (choice == nullptr) return true;
+  if (choice->is_string()) {
+    const std::string value = *choice;
+    if (value != "none" && value != "auto" && value != "required") {
+      *error = BadRequest("'tool_choice' must be 'none', 'auto', 'required' or a named function",
+                          "tool_choice");
+      return false;
+    }
+    if (value == "required" && names.empty()) {
+      *error = BadRequest("'tool_choice' is 'required' but no tools were given", "tool_choice");
+      return false;
+    }
+    return true;
+  }
+  const Json* function = choice->is_object() && choice->value("type", "") == "function" &&
+                                 choice->contains("function") && (*choice)["function"].is_object()
+                             ? &(*choice)["function"]
+                             : nullptr;
+  if (function == nullptr || !function->contains("name") || !(*function)["name"].is_string()) {
+    *error = BadRequest("'tool_choice' object must be {type: function, function: {name}}",
+                        "tool_choice");
+    return false;
+  }
+  if (!names.contains((*function)["name"].get<std::string>())) {
+    *error = BadRequest("'tool_choice' names a function that is not in 'tools'", "tool_choice");
+    return false;
+  }
+  return true;
+}
+
+bool ValidateChatExtras(const Json& body, ApiError* error) {
+  if (!ValidateTools(body, error) || !ValidateThinking(body, error)) return false;
+  Fields f(body);
+  if (const Json* format = f.Get("response_format")) {
+    if (!ValidateResponseFormat(*format, error)) return false;
+  }
+  bool parallel = true;
+  if (!f.Bool("parallel_tool_calls", &parallel, error)) return false;
+  if (const Json* kwargs = f.Get("chat_template_kwargs"); kwargs && !kwargs->is_object()) {
+    *error = BadRequest("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+    return false;
+  }
+  return true;
+}
+
+bool ParseChatRequest(const Json& body, const ApiOptions& options, OpenAiRequest* out,
+                      ApiError* error) {
+  if (!body.is_object()) {
+    *error = BadRequest("the request body must be a JSON object");
+    return false;
+  }
+  if (!body.contains("messages")) {
+    *error = BadRequest("'messages' is required", "messages");
+    return false;
+  }
+  if (!ValidateMessages(body["messages"], error) || !ValidateChatExtras(body, error) ||
+      !ParseSampling(body, options, &out->generate, error)) {
+    return false;
+  }
+  Fields f(body);
+  bool logprobs = false;
+  int64_t top = 0;
+  if (!f.Bool("stream", &out->stream, error) || !f.Bool("logprobs", &logprobs, error) ||
+      !f.Integer("top_logprobs", 0, 20, &top, error)) {
+    return false;
+  }
+  if (f.Get("top_logprobs") != nullptr && !logprobs) {
+    *error = BadRequest("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+    return false;
+  }
+  if (const Json* so = f.Get("stream_options")) {
+    if (!so->is_object() || !Fields(*so).Bool("include_usage", &out->include_usage, error)) {
+      if (error->message.empty()) *error = BadRequest("'stream_options' must be an object");
+      return false;
+    }
+  }
+  out->top_logprobs = static_cast<int>(top);
+  out->generate.want_logprobs = logprobs;
+  if (logprobs) out->generate.sampling.logprobs = static_cast<int>(top);
+  Json chat = body;
+  for (Json& message : chat["messages"]) {
+    if (message["role"] == "developer") message["role"] = "system";
+  }
+  out->generate.chat = std::move(chat);
+  return true;
+}
+
+}  // namespace k3::api

@@ -1,0 +1,311 @@
+#include "api/service.h"
+
+#include <chrono>
+#include <ctime>
+#include <mutex>
+#include <random>
+
+#include "api/anthropic_request.h"
+#include "api/anthropic_response.h"
+#include "api/openai_response.h"
+#include "base/log.h"
+
+namespace k3::api {
+namespace {
+
+using Clock = serve::Generation::Clock;
+
+Json ParseBody(const std::string& body, ApiError* error) {
+  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) *error = BadRequest("the request body is not valid JSON");
+  return json;
+}
+
+// Holds back the engine thread's output until the response has been opened on the IO side
+// (the engine may produce before Frontend::Start returns), so the order on the wire is always
+// headers, first events, then updates.
+class Gate {
+ public:
+  void Do(std::function<void()> action) {
+    std::unique_lock lock(mu_);
+    if (!open_) {
+      held_.push_back(std::move(action));
+      return;
+    }
+    lock.unlock();
+    action();
+  }
+  void Open() {
+    std::unique_lock lock(mu_);
+    while (!held_.empty()) {
+      auto actions = std::move(held_);
+      held_.clear();
+      lock.unlock();
+      for (auto& action : actions) action();
+      lock.lock();
+    }
+    open_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  bool open_ = false;
+  std::vector<std::function<void()>> held_;
+};
+
+// Runs one generation and feeds its updates to `builder` (OpenAI or Anthropic), which frames the
+// stream or the final body. A client that goes away cancels the generation.
+template <typename Builder>
+bool Run(serve::Frontend* frontend, const serve::GenerateRequest& request,
+         const serve::PreparedPrompt& prompt, std::shared_ptr<Builder> builder, bool stream,
+         const std::shared_ptr<Responder>& responder, Clock::time_point arrival,
+         std::vector<std::string> first_events, std::function<void(const ApiError&)> fail) {
+  auto gate = std::make_shared<Gate>();
+  auto sink = [builder, responder, stream, gate](const serve::ChoiceUpdate& update) {
+    auto events = std::make_shared<std::vector<std::string>>();
+    const bool done = builder->Add(update, events.get());
+    if (!stream && !done) return;
+    std::string body = !stream ? builder->Body() : std::string();
+    gate->Do([responder, stream, done, events, body = std::move(body)]() mutable {
+      if (!stream) return responder->Send(200, std::move(body));
+      for (std::string& event : *events) responder->SendEvent(std::move(event));
+      if (done) responder->EndEventStream();
+    });
+  };
+  auto generation = frontend->Start(request, prompt, sink, arrival);
+  if (!generation.ok()) {
+    fail(FromStatus(generation.status()));
+    return false;
+  }
+  std::weak_ptr<serve::Generation> weak = *generation;
+  responder->OnClientGone([weak] {
+    if (auto g = weak.lock()) g->Cancel();
+  });
+  if (stream) {
+    responder->StartEventStream();
+    for (std::string& event : first_events) responder->SendEvent(std::move(event));
+  }
+  gate->Open();
+  return true;
+}
+
+}  // namespace
+
+Service::Service(serve::Frontend* frontend, ServiceConfig config)
+    : frontend_(frontend), config_(std::move(config)), id_salt_(std::random_device{}()) {}
+
+std::string Service::NewId(const char* prefix) {
+  const uint64_t n = next_id_.fetch_add(1);
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%016llx%08llx",
+                static_cast<unsigned long long>(id_salt_ * 0x9E3779B97F4A7C15ull + n),
+                static_cast<unsigned long long>(n & 0xffffffff));
+  return std::string(prefix) + buffer;
+}
+
+bool Service::Authorized(const HttpRequest& request) const {
+  if (config_.api_key.empty()) return true;
+  auto bearer = request.headers.find("authorization");
+  if (bearer != request.headers.end() && bearer->second == "Bearer " + config_.api_key) {
+    return true;
+  }
+  auto key = request.headers.find("x-api-key");
+  return key != request.headers.end() && key->second == config_.api_key;
+}
+
+void Service::Fail(const std::string& endpoint, bool anthropic, const ApiError& error,
+                   const std::shared_ptr<Responder>& responder) {
+  frontend_->metrics().RecordRequest(endpoint, error.http_status);
+  responder->Send(error.http_status,
+                  anthropic ? AnthropicErrorBody(error) : OpenAiErrorBody(error));
+}
+
+void Service::Ok(const std::string& endpoint, std::string body,
+                 const std::shared_ptr<Responder>& responder) {
+  frontend_->metrics().RecordRequest(endpoint, 200);
+  responder->Send(200, std::move(body));
+}
+
+void Service::Handle(const HttpRequest& request, std::shared_ptr<Responder> responder) {
+  try {
+    Dispatch(request, responder);
+  } catch (const std::exception& e) {
+    K3_LOG(kError) << request.method << " " << request.path << ": " << e.what();
+    Fail(request.path, false, {500, std::string("internal error: ") + e.what(), ""}, responder);
+  }
+}
+
+void Service::Dispatch(const HttpRequest& request, const std::shared_ptr<Responder>& responder) {
+  const std::string& path = request.path;
+  const bool anthropic = path.starts_with("/v1/messages");
+  if (request.method == "GET") {
+    if (path == "/health") return responder->Send(200, "", "text/plain");
+    if (path == "/ready") {
+      return draining_ ? responder->Send(503, "draining\n", "text/plain")
+                       : responder->Send(200, "ready\n", "text/plain");
+    }
+    if (path == "/metrics") {
+      return responder->Send(200,
+                             frontend_->metrics().RenderPrometheus(frontend_->engine_metrics()),
+                             "text/plain; version=0.0.4");
+    }
+  }
+  if (!Authorized(request)) {
+    return Fail(path, anthropic, {401, "invalid or missing API key", ""}, responder);
+  }
+  if (request.method == "GET" && (path == "/v1/models" || path.starts_with("/v1/models/"))) {
+    return Models(responder);
+  }
+  if (request.method != "POST") {
+    return Fail(path, anthropic, {404, request.method + " " + path + " is not an endpoint", ""},
+                responder);
+  }
+  ApiError error;
+  Json body = ParseBody(request.body, &error);
+  if (body.is_discarded()) return Fail(path, anthropic, error, responder);
+  const bool generates =
+      path == "/v1/chat/completions" || path == "/v1/completions" || path == "/v1/messages";
+  if (generates && draining_) {
+    return Fail(path, anthropic, {503, "the server is shutting down", ""}, responder);
+  }
+  if (path == "/v1/chat/completions") return Chat(body, responder);
+  if (path == "/v1/completions") return Completion(body, responder);
+  if (path == "/v1/messages") return Messages(body, responder);
+  if (path == "/v1/messages/count_tokens") return CountTokens(body, responder);
+  if (path == "/tokenize") return Tokenize(body, responder);
+  if (path == "/detokenize") return Detokenize(body, responder);
+  Fail(path, anthropic, {404, "POST " + path + " is not an endpoint", ""}, responder);
+}
+
+void Service::Chat(const Json& body, const std::shared_ptr<Responder>& responder) {
+  const std::string endpoint = "/v1/chat/completions";
+  const Clock::time_point arrival = Clock::now();
+  OpenAiRequest parsed;
+  ApiError error;
+  if (!ParseChatRequest(body, config_.api, &parsed, &error)) {
+    return Fail(endpoint, false, error, responder);
+  }
+  auto prompt = frontend_->Prepare(parsed.generate);
+  if (!prompt.ok()) return Fail(endpoint, false, FromStatus(prompt.status()), responder);
+  ResponseMeta meta{NewId("chatcmpl-"), std::time(nullptr), config_.api.model_name};
+  auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kChat, meta,
+                                                         parsed.generate.sampling.n, parsed.stream,
+                                                         parsed.include_usage);
+  const bool started =
+      Run(frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
+          [this, endpoint, responder](const ApiError& e) { Fail(endpoint, false, e, responder); });
+  if (started) frontend_->metrics().RecordRequest(endpoint, 200);
+}
+
+void Service::Completion(const Json& body, const std::shared_ptr<Responder>& responder) {
+  const std::string endpoint = "/v1/completions";
+  const Clock::time_point arrival = Clock::now();
+  OpenAiRequest parsed;
+  ApiError error;
+  if (!ParseCompletionRequest(body, config_.api, &parsed, &error)) {
+    return Fail(endpoint, false, error, responder);
+  }
+  auto prompt = frontend_->Prepare(parsed.generate);
+  if (!prompt.ok()) return Fail(endpoint, false, FromStatus(prompt.status()), responder);
+  std::string echo;
+  if (parsed.generate.echo) {
+    const std::vector<text::TokenId> ids(prompt->ids.begin(), prompt->ids.end());
+    auto text = frontend_->tokenizer().Decode(ids);
+    if (text.ok()) echo = *text;
+  }
+  ResponseMeta meta{NewId("cmpl-"), std::time(nullptr), config_.api.model_name};
+  auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kCompletion,
+                                                         meta, parsed.generate.sampling.n,
+                                                         parsed.stream, parsed.include_usage, echo);
+  const bool started =
+      Run(frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
+          [this, endpoint, responder](const ApiError& e) { Fail(endpoint, false, e, responder); });
+  if (started) frontend_->metrics().RecordRequest(endpoint, 200);
+}
+
+void Service::Messages(const Json& body, const std::shared_ptr<Responder>& responder) {
+  const std::string endpoint = "/v1/messages";
+  const Clock::time_point arrival = Clock::now();
+  AnthropicRequest parsed;
+  ApiError error;
+  if (!ParseMessagesRequest(body, config_.api, &parsed, &error)) {
+    return Fail(endpoint, true, error, responder);
+  }
+  auto prompt = frontend_->Prepare(parsed.generate);
+  if (!prompt.ok()) return Fail(endpoint, true, FromStatus(prompt.status()), responder);
+  ResponseMeta meta{NewId("msg_"), std::time(nullptr), config_.api.model_name};
+  auto builder = std::make_shared<AnthropicResponseBuilder>(meta, parsed.stream);
+  std::vector<std::string> first;
+  builder->Start(prompt->reported_prompt_tokens, 0, &first);
+  const bool started =
+      Run(frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival,
+          std::move(first),
+          [this, endpoint, responder](const ApiError& e) { Fail(endpoint, true, e, responder); });
+  if (started) frontend_->metrics().RecordRequest(endpoint, 200);
+}
+
+void Service::CountTokens(const Json& body, const std::shared_ptr<Responder>& responder) {
+  const std::string endpoint = "/v1/messages/count_tokens";
+  Json chat;
+  ApiError error;
+  if (!ParseCountTokensRequest(body, &chat, &error)) return Fail(endpoint, true, error, responder);
+  auto count = frontend_->CountChatTokens(chat);
+  if (!count.ok()) return Fail(endpoint, true, FromStatus(count.status()), responder);
+  Ok(endpoint, Dump(Json{{"input_tokens", *count}}), responder);
+}
+
+void Service::Tokenize(const Json& body, const std::shared_ptr<Responder>& responder) {
+  const std::string endpoint = "/tokenize";
+  std::vector<text::TokenId> ids;
+  if (body.is_object() && body.contains("messages")) {
+    OpenAiRequest parsed;
+    ApiError error;
+    if (!ParseChatRequest(body, config_.api, &parsed, &error)) {
+      return Fail(endpoint, false, error, responder);
+    }
+    auto prompt = frontend_->Prepare(parsed.generate);
+    if (!prompt.ok()) return Fail(endpoint, false, FromStatus(prompt.status()), responder);
+    ids.assign(prompt->ids.begin(), prompt->ids.end());
+  } else if (body.is_object() && body.contains("prompt") && body["prompt"].is_string()) {
+    const bool specials = body.value("add_special_tokens", true);
+    auto encoded = frontend_->tokenizer().Encode(
+        body["prompt"].get<std::string>(),
+        specials ? text::SpecialMode::kAll : text::SpecialMode::kNone);
+    if (!encoded.ok()) return Fail(endpoint, false, FromStatus(encoded.status()), responder);
+    ids = std::move(*encoded);
+  } else {
+    return Fail(endpoint, false, BadRequest("give 'prompt' (a string) or 'messages'"), responder);
+  }
+  Ok(endpoint,
+     Dump(Json{
+         {"count", ids.size()}, {"max_model_len", frontend_->max_model_len()}, {"tokens", ids}}),
+     responder);
+}
+
+void Service::Detokenize(const Json& body, const std::shared_ptr<Responder>& responder) {
+  const std::string endpoint = "/detokenize";
+  std::vector<text::TokenId> ids;
+  const bool list = body.is_object() && body.contains("tokens") && body["tokens"].is_array();
+  for (const Json& id : list ? body["tokens"] : Json::array()) {
+    if (!id.is_number_unsigned() || id.get<uint64_t>() > UINT32_MAX) break;
+    ids.push_back(id.get<text::TokenId>());
+  }
+  if (!list || ids.size() != body["tokens"].size()) {
+    return Fail(endpoint, false, BadRequest("'tokens' must be a list of token ids", "tokens"),
+                responder);
+  }
+  auto text = frontend_->tokenizer().Decode(ids);
+  if (!text.ok()) return Fail(endpoint, false, FromStatus(text.status()), responder);
+  Ok(endpoint, Dump(Json{{"prompt", *text}}), responder);
+}
+
+void Service::Models(const std::shared_ptr<Responder>& responder) {
+  Json model = {{"id", config_.api.model_name},
+                {"object", "model"},
+                {"created", 0},
+                {"owned_by", "k3serve"},
+                {"max_model_len", frontend_->max_model_len()}};
+  Ok("/v1/models", Dump(Json{{"object", "list"}, {"data", Json::array({model})}}), responder);
+}
+
+}  // namespace k3::api

@@ -1,0 +1,85 @@
+#include "serve/chat_format.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "text/chat/k3_xtml.h"
+
+namespace k3::serve {
+namespace {
+
+base::Result<std::string> ReadModelType(const std::string& dir) {
+  std::ifstream in(std::filesystem::path(dir) / "config.json");
+  if (!in) return base::NotFound("no config.json in " + dir);
+  std::stringstream text;
+  text << in.rdbuf();
+  Json config = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object()) return base::DataLoss(dir + "/config.json is not a JSON object");
+  auto type = config.find("model_type");
+  if (type == config.end() || !type->is_string()) return std::string();
+  return type->get<std::string>();
+}
+
+bool EndsWith(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         std::string_view(text).substr(text.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+base::Result<ChatFormat> ChatFormat::FromCheckpoint(const std::string& dir) {
+  K3_ASSIGN_OR_RETURN(std::string model_type, ReadModelType(dir));
+  if (model_type == "kimi_k3") return ChatFormat(ChatFamily::kK3);
+  K3_ASSIGN_OR_RETURN(auto tmpl, text::chat::JinjaChatTemplate::FromDirectory(dir));
+  ChatFormat format(ChatFamily::kJinja);
+  format.jinja_ = std::make_shared<const text::chat::JinjaChatTemplate>(std::move(tmpl));
+  return format;
+}
+
+text::output::OutputFormat ChatFormat::output_format() const {
+  return family_ == ChatFamily::kK3 ? text::output::OutputFormat::kK3
+                                    : text::output::OutputFormat::kK2;
+}
+
+base::Result<RenderedChat> ChatFormat::Render(const Json& body) const {
+  if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array()) {
+    return base::InvalidArgument("'messages' must be an array");
+  }
+  return family_ == ChatFamily::kK3 ? RenderK3(body) : RenderJinja(body);
+}
+
+base::Result<RenderedChat> ChatFormat::RenderK3(const Json& body) const {
+  K3_ASSIGN_OR_RETURN(text::chat::K3RenderOptions options, text::chat::K3OptionsFromRequest(body));
+  RenderedChat out;
+  K3_ASSIGN_OR_RETURN(out.segments, text::chat::RenderK3(body["messages"], options));
+  out.opener_tokens = text::chat::kK3GenerationOpenerTokens;
+  out.thinking = options.thinking;
+  out.starts_in_reasoning = options.thinking;
+  return out;
+}
+
+base::Result<RenderedChat> ChatFormat::RenderJinja(const Json& body) const {
+  Json kwargs = Json::object();
+  if (auto it = body.find("chat_template_kwargs"); it != body.end() && it->is_object()) {
+    kwargs = *it;
+  }
+  // Kimi API form {"thinking": {"type": "disabled"}} maps onto the template's thinking kwarg.
+  if (auto it = body.find("thinking"); it != body.end() && it->is_object()) {
+    if (it->value("type", "") == "disabled") kwargs["thinking"] = false;
+    if (it->value("type", "") == "enabled") kwargs["thinking"] = true;
+  }
+  if (!kwargs.contains("add_generation_prompt")) kwargs["add_generation_prompt"] = true;
+  const Json* tools = nullptr;
+  if (auto it = body.find("tools"); it != body.end() && it->is_array() && !it->empty()) {
+    tools = &*it;
+  }
+  K3_ASSIGN_OR_RETURN(std::string text, jinja_->Render(body["messages"], tools, kwargs));
+  RenderedChat out;
+  out.thinking = !(kwargs.contains("thinking") && kwargs["thinking"] == false);
+  out.starts_in_reasoning = EndsWith(text, "<think>");
+  out.segments.push_back({std::move(text), /*allow_special=*/true});
+  return out;
+}
+
+}  // namespace k3::serve

@@ -1,0 +1,158 @@
+#include "serve/frontend.h"
+
+#include <span>
+
+namespace k3::serve {
+namespace {
+
+// Conversation-global count of earlier tool calls: ids continue as functions.{name}:{n}.
+int CountHistoryToolCalls(const Json& messages) {
+  int count = 0;
+  for (const Json& message : messages) {
+    if (!message.is_object()) continue;
+    auto calls = message.find("tool_calls");
+    if (calls != message.end() && calls->is_array()) count += static_cast<int>(calls->size());
+  }
+  return count;
+}
+
+std::vector<std::string> DeclaredToolNames(const Json& body) {
+  std::vector<std::string> names;
+  auto tools = body.find("tools");
+  if (tools == body.end() || !tools->is_array()) return names;
+  auto choice = body.find("tool_choice");
+  if (choice != body.end() && choice->is_string() && *choice == "none") return names;
+  for (const Json& tool : *tools) {
+    if (!tool.is_object() || !tool.contains("function")) continue;
+    const Json& function = tool["function"];
+    if (function.is_object() && function.contains("name") && function["name"].is_string()) {
+      names.push_back(function["name"].get<std::string>());
+    }
+  }
+  return names;
+}
+
+std::vector<int32_t> ToEngineIds(const std::vector<text::TokenId>& ids) {
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+}  // namespace
+
+Frontend::Frontend(std::unique_ptr<text::Tokenizer> tokenizer, ChatFormat format,
+                   engine::Engine* engine, FrontendConfig config)
+    : tokenizer_(std::move(tokenizer)),
+      format_(std::move(format)),
+      engine_(engine),
+      config_(std::move(config)) {}
+
+base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request) const {
+  PreparedPrompt out;
+  if (request.chat) {
+    K3_RETURN_IF_ERROR(PrepareChat(*request.chat, &out));
+  } else {
+    K3_RETURN_IF_ERROR(PrepareCompletion(request, &out));
+  }
+  K3_RETURN_IF_ERROR(FitContext(request, &out));
+  return out;
+}
+
+base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out) const {
+  K3_ASSIGN_OR_RETURN(RenderedChat rendered, format_.Render(body));
+  std::vector<text::Segment> segments;
+  segments.reserve(rendered.segments.size());
+  for (const auto& segment : rendered.segments) {
+    segments.push_back({segment.text, segment.allow_special});
+  }
+  K3_ASSIGN_OR_RETURN(auto ids, tokenizer_->EncodeSegments(segments));
+  out->ids = ToEngineIds(ids);
+  out->reported_prompt_tokens =
+      std::max<int64_t>(0, static_cast<int64_t>(out->ids.size()) - rendered.opener_tokens);
+  out->parse_output = true;
+  out->parser.format = format_.output_format();
+  out->parser.starts_in_reasoning = rendered.starts_in_reasoning;
+  out->parser.thinking_enabled = rendered.thinking;
+  out->parser.tool_names = DeclaredToolNames(body);
+  out->parser.first_tool_index = CountHistoryToolCalls(body["messages"]);
+  return base::Status::Ok();
+}
+
+base::Status Frontend::PrepareCompletion(const GenerateRequest& request,
+                                         PreparedPrompt* out) const {
+  if (!request.prompt_ids.empty()) {
+    const auto vocab = static_cast<int32_t>(tokenizer_->vocab_size());
+    for (int32_t id : request.prompt_ids) {
+      if (id < 0 || id >= vocab) {
+        return base::InvalidArgument("prompt token id " + std::to_string(id) +
+                                     " is outside the vocabulary [0, " + std::to_string(vocab) +
+                                     ")");
+      }
+    }
+    out->ids = request.prompt_ids;
+  } else {
+    K3_ASSIGN_OR_RETURN(auto ids, tokenizer_->Encode(request.prompt, text::SpecialMode::kAll));
+    out->ids = ToEngineIds(ids);
+  }
+  out->reported_prompt_tokens = static_cast<int64_t>(out->ids.size());
+  return base::Status::Ok();
+}
+
+base::Status Frontend::FitContext(const GenerateRequest& request, PreparedPrompt* out) const {
+  const int64_t limit = max_model_len();
+  const auto prompt = static_cast<int64_t>(out->ids.size());
+  if (prompt == 0) return base::InvalidArgument("the prompt is empty");
+  if (prompt >= limit) {
+    return base::InvalidArgument("This model's maximum context length is " + std::to_string(limit) +
+                                 " tokens. However, your prompt has " + std::to_string(prompt) +
+                                 " tokens.");
+  }
+  out->sampling = request.sampling;
+  if (!request.forced_output.empty()) {
+    K3_ASSIGN_OR_RETURN(auto forced,
+                        tokenizer_->Encode(request.forced_output, text::SpecialMode::kAll));
+    out->sampling.forced_tokens = ToEngineIds(forced);
+    const int32_t eos = engine_->info().eos_token_id;
+    if (eos >= 0) out->sampling.forced_tokens.push_back(eos);
+  }
+  if (request.max_tokens_given) {
+    if (prompt + request.sampling.max_tokens > limit) {
+      return base::InvalidArgument("This model's maximum context length is " +
+                                   std::to_string(limit) + " tokens. However, you requested " +
+                                   std::to_string(prompt + request.sampling.max_tokens) +
+                                   " tokens (" + std::to_string(prompt) + " in the prompt, " +
+                                   std::to_string(request.sampling.max_tokens) +
+                                   " for the completion).");
+    }
+  } else {
+    out->sampling.max_tokens = limit - prompt;
+  }
+  return out->sampling.Validate(engine_->info().vocab_size);
+}
+
+base::Result<std::shared_ptr<Generation>> Frontend::Start(const GenerateRequest& request,
+                                                          const PreparedPrompt& prompt,
+                                                          UpdateSink sink,
+                                                          Generation::Clock::time_point arrival) {
+  if (pending_.fetch_add(1) >= config_.max_pending_requests) {
+    pending_.fetch_sub(1);
+    return base::ResourceExhausted("the server is at its limit of " +
+                                   std::to_string(config_.max_pending_requests) +
+                                   " concurrent requests; retry later");
+  }
+  metrics_.SetPending(pending_.load());
+  auto on_done = [this] { metrics_.SetPending(pending_.fetch_sub(1) - 1); };
+  auto generation = std::make_shared<Generation>(*tokenizer_, engine_, &metrics_, request, prompt,
+                                                 std::move(sink), on_done, arrival);
+  if (base::Status status = generation->Submit(); !status.ok()) {
+    metrics_.SetPending(pending_.fetch_sub(1) - 1);
+    return status;
+  }
+  return generation;
+}
+
+base::Result<int64_t> Frontend::CountChatTokens(const Json& chat_body) const {
+  PreparedPrompt out;
+  K3_RETURN_IF_ERROR(PrepareChat(chat_body, &out));
+  return out.reported_prompt_tokens;
+}
+
+}  // namespace k3::serve

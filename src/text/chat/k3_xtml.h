@@ -1,0 +1,61 @@
+// Kimi K3 "XTML" chat renderer: OpenAI-style messages to the segment list the official Python
+// encoder (`encoding_k3.build_chat_segments`) builds, byte- and split-exact. Markup is made of four
+// special tokens (<|open|> <|close|> <|sep|> <|end_of_msg|>), emitted as allow_special segments;
+// everything else (tag names, attribute pieces, caller text) is ordinary text. Each segment is
+// encoded on its own, so the split points matter as much as the bytes.
+//
+//   <|open|>message role="user"<|sep|>Hi<|close|>message<|sep|><|end_of_msg|>
+//
+// Order of a prompt: tool declaration, thinking-effort note, the conversation (tool results
+// re-sorted into call order), tool-choice and response-format notes, generation opener.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "text/chat/segment.h"
+
+namespace k3::text::chat {
+
+// prompt_tokens excludes the generation opener `<|open|>think<|sep|>` / `<|open|>response<|sep|>`.
+inline constexpr int kK3GenerationOpenerTokens = 3;
+
+// The literal an image part renders as when no image prompts are supplied (not a k3 token).
+inline constexpr const char kK3ImagePlaceholder[] = "<|kimi_image_placeholder|>";
+
+// The keyword arguments of `build_chat_segments`. The JSON pointers are borrowed: they must
+// outlive the RenderK3 call (K3OptionsFromRequest points them into the request).
+struct K3RenderOptions {
+  bool thinking = true;  // request thinking.type != "disabled"
+  // thinking.effort, else reasoning_effort, else "max". With thinking on it must be low, high or
+  // max (the official encoder rejects anything else, "medium" included); nullopt omits the note.
+  std::optional<std::string> thinking_effort = "max";
+  bool add_generation_prompt = true;
+  const nlohmann::ordered_json* tools = nullptr;            // OpenAI tools array (or null)
+  const nlohmann::ordered_json* tool_choice = nullptr;      // only "required"/"none" render
+  const nlohmann::ordered_json* response_format = nullptr;  // json_object / json_schema render
+  // One media block per image (image part or placeholder in text), in order; nullopt leaves
+  // kK3ImagePlaceholder in place. When set, the count must match the images exactly.
+  std::optional<std::vector<std::string>> image_prompts;
+};
+
+// Renders `messages` (a JSON array of chat messages). Malformed input (unknown role, a field of
+// the wrong type, unresolvable tool result, bad arguments, bad effort, JSON nested deeper than
+// 128) is INVALID_ARGUMENT naming the field; RESOURCE_EXHAUSTED when JSON prints past 256 MiB.
+base::Result<ChatSegments> RenderK3(const nlohmann::ordered_json& messages,
+                                    const K3RenderOptions& options);
+
+// Maps a Kimi/OpenAI chat-completions request body to render options, as the goldens do:
+// thinking.type=="disabled" -> thinking=false; effort from thinking.effort, else
+// reasoning_effort, else "max"; tools, tool_choice, response_format passed through (pointers into
+// `request`); other fields ignored. INVALID_ARGUMENT for fields of the wrong JSON type.
+base::Result<K3RenderOptions> K3OptionsFromRequest(const nlohmann::ordered_json& request);
+
+// K3OptionsFromRequest then RenderK3 on request["messages"].
+base::Result<ChatSegments> RenderK3Request(const nlohmann::ordered_json& request);
+
+}  // namespace k3::text::chat
