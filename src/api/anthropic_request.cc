@@ -25,7 +25,7 @@ struct Converter {
     }
     if (!content.is_array()) return Fail(where + " must be a string or a list of blocks", where);
     for (const Json& block : content) {
-      if (!block.is_object() || block.value("type", "") != "text" || !block.contains("text") ||
+      if (StringOr(block, "type") != "text" || !block.contains("text") ||
           !block["text"].is_string()) {
         return Fail(where + " blocks must be {type: text, text}", where);
       }
@@ -37,13 +37,13 @@ struct Converter {
   bool UserBlocks(const Json& content, const std::string& where, Json* messages) {
     Json parts = Json::array();
     for (const Json& block : content) {
-      const std::string type = block.is_object() ? block.value("type", "") : "";
+      const std::string type = StringOr(block, "type");
       if (type == "text" && block.contains("text") && block["text"].is_string()) {
         parts.push_back({{"type", "text"}, {"text", block["text"]}});
       } else if (type == "image") {
         parts.push_back({{"type", "image_url"}, {"image_url", {{"url", ""}}}});
       } else if (type == "tool_result") {
-        const std::string id = block.value("tool_use_id", "");
+        const std::string id = StringOr(block, "tool_use_id");
         if (id.empty()) return Fail(where + ": tool_result needs tool_use_id", where);
         std::string result;
         if (block.contains("content") && !Text(block["content"], where, &result)) return false;
@@ -64,7 +64,7 @@ struct Converter {
     std::string text, reasoning;
     Json calls = Json::array();
     for (const Json& block : content) {
-      const std::string type = block.is_object() ? block.value("type", "") : "";
+      const std::string type = StringOr(block, "type");
       if (type == "text" && block.contains("text") && block["text"].is_string()) {
         text += block["text"].get<std::string>();
       } else if (type == "thinking" && block.contains("thinking") &&
@@ -75,7 +75,10 @@ struct Converter {
       } else if (type == "tool_use" && block.contains("name") && block["name"].is_string()) {
         const std::string name = block["name"];
         const std::string id = "functions." + name + ":" + std::to_string(calls.size() + calls_);
-        renamed[block.value("id", id)] = id;
+        if (block.contains("id") && !block["id"].is_string()) {
+          return Fail(where + ": tool_use.id must be a string", where);
+        }
+        renamed[StringOr(block, "id", id)] = id;
         const Json input = block.contains("input") ? block["input"] : Json::object();
         calls.push_back({{"id", id},
                          {"type", "function"},
@@ -108,8 +111,8 @@ bool ConvertTools(const Json& body, Json* chat, ApiError* error) {
     }
     Json out = Json::array();
     for (const Json& tool : *tools) {
-      if (!tool.is_object() || !tool.contains("name")) {
-        *error = BadRequest("tools[] need a 'name'", "tools");
+      if (!tool.is_object() || StringOr(tool, "name").empty()) {
+        *error = BadRequest("tools[] need a string 'name'", "tools");
         return false;
       }
       Json function = {{"name", tool["name"]}};
@@ -120,7 +123,7 @@ bool ConvertTools(const Json& body, Json* chat, ApiError* error) {
     (*chat)["tools"] = std::move(out);
   }
   if (const Json* choice = f.Get("tool_choice")) {
-    const std::string type = choice->is_object() ? choice->value("type", "") : "";
+    const std::string type = StringOr(*choice, "type");
     if (type == "auto")
       (*chat)["tool_choice"] = "auto";
     else if (type == "any")
@@ -133,7 +136,12 @@ bool ConvertTools(const Json& body, Json* chat, ApiError* error) {
       *error = BadRequest("'tool_choice.type' must be auto, any, tool or none", "tool_choice");
       return false;
     }
-    if (choice->value("disable_parallel_tool_use", false)) (*chat)["parallel_tool_calls"] = false;
+    bool disable_parallel = false;
+    if (!Fields(*choice, "tool_choice")
+             .Bool("disable_parallel_tool_use", &disable_parallel, error)) {
+      return false;
+    }
+    if (disable_parallel) (*chat)["parallel_tool_calls"] = false;
   }
   return true;
 }
@@ -141,7 +149,7 @@ bool ConvertTools(const Json& body, Json* chat, ApiError* error) {
 bool ConvertThinking(const Json& body, Json* chat, ApiError* error) {
   const Json* thinking = Fields(body).Get("thinking");
   if (thinking == nullptr) return true;
-  const std::string type = thinking->is_object() ? thinking->value("type", "") : "";
+  const std::string type = StringOr(*thinking, "type");
   if (type == "disabled") {
     (*chat)["thinking"] = {{"type", "disabled"}};
     return true;
@@ -150,7 +158,7 @@ bool ConvertThinking(const Json& body, Json* chat, ApiError* error) {
     *error = BadRequest("'thinking.type' must be 'enabled' or 'disabled'", "thinking");
     return false;
   }
-  const Json& budget = (*thinking)["budget_tokens"];
+  const Json budget = thinking->contains("budget_tokens") ? (*thinking)["budget_tokens"] : Json();
   if (!budget.is_number_integer() || budget.get<int64_t>() < 1024) {
     *error = BadRequest("'thinking.budget_tokens' must be an integer >= 1024", "thinking");
     return false;
@@ -177,7 +185,7 @@ bool ParseCountTokensRequest(const Json& body, Json* chat, ApiError* error) {
   for (size_t i = 0; i < input.size(); ++i) {
     const std::string where = "messages[" + std::to_string(i) + "]";
     const Json& m = input[i];
-    const std::string role = m.is_object() ? m.value("role", "") : "";
+    const std::string role = StringOr(m, "role");
     if ((role != "user" && role != "assistant") || !m.contains("content")) {
       *error = BadRequest(where + " needs role user or assistant and content", where);
       return false;
@@ -218,7 +226,7 @@ bool ParseMessagesRequest(const Json& body, const ApiOptions& options, Anthropic
     return false;
   }
   if (const Json* thinking = f.Get("thinking");
-      thinking && thinking->value("type", "") == "enabled" &&
+      thinking && StringOr(*thinking, "type") == "enabled" &&
       (*thinking)["budget_tokens"].get<int64_t>() >= max_tokens) {
     *error = BadRequest("'thinking.budget_tokens' must be less than max_tokens", "thinking");
     return false;

@@ -60,6 +60,7 @@ bool AnthropicResponseBuilder::Add(const serve::ChoiceUpdate& update,
   if (done_ || update.index != 0) return done_;
   usage_.completion_tokens = update.usage.completion_tokens;
   usage_.cached_tokens = update.usage.cached_tokens;
+  for (const OutputEvent& e : update.events) Record(e);
   if (stream_) {
     for (const OutputEvent& e : update.events) {
       switch (e.kind) {
@@ -112,6 +113,39 @@ bool AnthropicResponseBuilder::Add(const serve::ChoiceUpdate& update,
   return true;
 }
 
+void AnthropicResponseBuilder::Record(const OutputEvent& e) {
+  auto open = [&](Block type) -> BodyBlock& {
+    if (blocks_.empty() || blocks_.back().type != type || type == Block::kToolUse) {
+      blocks_.push_back({type, "", "", "", false});
+    }
+    return blocks_.back();
+  };
+  switch (e.kind) {
+    case OutputEvent::kReasoning:
+      if (!e.text.empty()) open(Block::kThinking).text += e.text;
+      break;
+    case OutputEvent::kContent:
+      if (!e.text.empty()) open(Block::kText).text += e.text;
+      break;
+    case OutputEvent::kToolCallBegin: {
+      BodyBlock& block = open(Block::kToolUse);
+      block.id = e.id;
+      block.name = e.name;
+      break;
+    }
+    case OutputEvent::kToolCallArguments:
+      if (!blocks_.empty() && blocks_.back().type == Block::kToolUse) {
+        blocks_.back().text += e.text;
+      }
+      break;
+    case OutputEvent::kToolCallEnd:
+      if (!blocks_.empty() && blocks_.back().type == Block::kToolUse) {
+        blocks_.back().complete = e.complete;
+      }
+      break;
+  }
+}
+
 std::string AnthropicResponseBuilder::StopReason() const {
   if (stop_sequence_) return "stop_sequence";
   if (finish_reason_ == "tool_calls") return "tool_use";
@@ -121,23 +155,27 @@ std::string AnthropicResponseBuilder::StopReason() const {
 
 std::string AnthropicResponseBuilder::Body() const {
   Json content = Json::array();
-  if (parsed_) {
-    if (!parsed_->reasoning.empty()) {
-      content.push_back(
-          {{"type", "thinking"}, {"thinking", parsed_->reasoning}, {"signature", ""}});
+  for (const BodyBlock& block : blocks_) {
+    switch (block.type) {
+      case Block::kThinking:
+        content.push_back({{"type", "thinking"}, {"thinking", block.text}, {"signature", ""}});
+        break;
+      case Block::kText:
+        content.push_back({{"type", "text"}, {"text", block.text}});
+        break;
+      case Block::kToolUse: {
+        if (!block.complete) break;  // cut by the length limit: not a call
+        Json input = Json::parse(block.text, nullptr, /*allow_exceptions=*/false);
+        if (!input.is_object()) input = Json::object();
+        content.push_back(
+            {{"type", "tool_use"}, {"id", block.id}, {"name", block.name}, {"input", input}});
+        break;
+      }
+      default:
+        break;
     }
-    if (!parsed_->content.empty())
-      content.push_back({{"type", "text"}, {"text", parsed_->content}});
-    for (const auto& call : parsed_->tool_calls) {
-      if (!call.complete) continue;
-      Json input = Json::parse(call.arguments, nullptr, /*allow_exceptions=*/false);
-      if (!input.is_object()) input = Json::object();
-      content.push_back(
-          {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", input}});
-    }
-  } else if (!text_.empty()) {
-    content.push_back({{"type", "text"}, {"text", text_}});
   }
+  if (blocks_.empty() && !text_.empty()) content.push_back({{"type", "text"}, {"text", text_}});
   Json body = {{"id", meta_.id},
                {"type", "message"},
                {"role", "assistant"},

@@ -37,6 +37,16 @@ class AnthropicResponseBuilder {
   std::string finish_reason_;
   std::optional<std::string> stop_sequence_;
   std::optional<text::output::ParsedOutput> parsed_;
+  // The content blocks in the order the events opened them (the non-streamed body keeps the
+  // streamed order, e.g. text after a tool call).
+  struct BodyBlock {
+    Block type;
+    std::string text;  // thinking / text, or the tool call's argument JSON
+    std::string id, name;
+    bool complete = false;  // tool_use: closed with parseable arguments
+  };
+  void Record(const text::output::OutputEvent& event);
+  std::vector<BodyBlock> blocks_;
   std::string text_;  // unparsed output (not used by chat formats that parse)
   serve::Usage usage_;
 };

@@ -14,6 +14,16 @@ std::string Format(double value) {
 
 }  // namespace
 
+std::string StringOr(const Json& object, const char* key, const std::string& fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::string Fields::Path(const char* name) const {
+  return prefix_.empty() ? std::string(name) : prefix_ + "." + name;
+}
+
 const Json* Fields::Get(const char* name) const {
   auto it = object_.find(name);
   if (it == object_.end() || it->is_null()) return nullptr;
@@ -24,14 +34,14 @@ bool Fields::Number(const char* name, double min, double max, double* out, ApiEr
   const Json* value = Get(name);
   if (value == nullptr) return true;
   if (!value->is_number()) {
-    *error = BadRequest(std::string("'") + name + "' must be a number", name);
+    *error = BadRequest("'" + Path(name) + "' must be a number", Path(name));
     return false;
   }
   const double v = value->get<double>();
   if (!std::isfinite(v) || v < min || v > max) {
-    *error = BadRequest(std::string("'") + name + "' must be between " + Format(min) + " and " +
+    *error = BadRequest("'" + Path(name) + "' must be between " + Format(min) + " and " +
                             Format(max) + ", got " + Format(v),
-                        name);
+                        Path(name));
     return false;
   }
   *out = v;
@@ -43,7 +53,7 @@ bool Fields::Integer(const char* name, int64_t min, int64_t max, int64_t* out,
   const Json* value = Get(name);
   if (value == nullptr) return true;
   if (!value->is_number_integer()) {
-    *error = BadRequest(std::string("'") + name + "' must be an integer", name);
+    *error = BadRequest("'" + Path(name) + "' must be an integer", Path(name));
     return false;
   }
   const int64_t v =
@@ -51,9 +61,9 @@ bool Fields::Integer(const char* name, int64_t min, int64_t max, int64_t* out,
           ? static_cast<int64_t>(std::min<uint64_t>(value->get<uint64_t>(), INT64_MAX))
           : value->get<int64_t>();
   if (v < min || v > max) {
-    *error = BadRequest(std::string("'") + name + "' must be between " + std::to_string(min) +
-                            " and " + std::to_string(max) + ", got " + std::to_string(v),
-                        name);
+    *error = BadRequest("'" + Path(name) + "' must be between " + std::to_string(min) + " and " +
+                            std::to_string(max) + ", got " + std::to_string(v),
+                        Path(name));
     return false;
   }
   *out = v;
@@ -64,7 +74,7 @@ bool Fields::Bool(const char* name, bool* out, ApiError* error) const {
   const Json* value = Get(name);
   if (value == nullptr) return true;
   if (!value->is_boolean()) {
-    *error = BadRequest(std::string("'") + name + "' must be a boolean", name);
+    *error = BadRequest("'" + Path(name) + "' must be a boolean", Path(name));
     return false;
   }
   *out = value->get<bool>();
@@ -75,7 +85,7 @@ bool Fields::String(const char* name, std::string* out, ApiError* error) const {
   const Json* value = Get(name);
   if (value == nullptr) return true;
   if (!value->is_string()) {
-    *error = BadRequest(std::string("'") + name + "' must be a string", name);
+    *error = BadRequest("'" + Path(name) + "' must be a string", Path(name));
     return false;
   }
   *out = value->get<std::string>();
@@ -95,8 +105,8 @@ bool Fields::Enum(const char* name, const std::vector<std::string>& allowed, std
   }
   std::string list;
   for (const std::string& option : allowed) list += (list.empty() ? "'" : ", '") + option + "'";
-  *error = BadRequest(
-      std::string("'") + name + "' must be one of " + list + ", got '" + value + "'", name);
+  *error = BadRequest("'" + Path(name) + "' must be one of " + list + ", got '" + value + "'",
+                      Path(name));
   return false;
 }
 
@@ -119,9 +129,9 @@ bool Fields::StringOrList(const char* name, size_t max_items, std::vector<std::s
       return true;
     }
   }
-  *error = BadRequest(std::string("'") + name + "' must be a string or a list of at most " +
+  *error = BadRequest("'" + Path(name) + "' must be a string or a list of at most " +
                           std::to_string(max_items) + " strings",
-                      name);
+                      Path(name));
   return false;
 }
 

@@ -11,9 +11,15 @@
 
 namespace k3::api {
 
+// object[key] when object is an object and that member is a string, else `fallback`. Never throws
+// (nlohmann's value() throws on a member of another type, which must be a 400, not a 500).
+std::string StringOr(const Json& object, const char* key, const std::string& fallback = "");
+
 class Fields {
  public:
-  explicit Fields(const Json& object) : object_(object) {}
+  // `prefix` names the enclosing object in error params ("thinking" -> "thinking.type").
+  explicit Fields(const Json& object, std::string prefix = "")
+      : object_(object), prefix_(std::move(prefix)) {}
 
   bool Number(const char* name, double min, double max, double* out, ApiError* error) const;
   bool Integer(const char* name, int64_t min, int64_t max, int64_t* out, ApiError* error) const;
@@ -28,7 +34,11 @@ class Fields {
   const Json* Get(const char* name) const;  // null when absent or JSON null
 
  private:
+  // "prefix.name" (or "name"), for messages and params.
+  std::string Path(const char* name) const;
+
   const Json& object_;
+  std::string prefix_;
 };
 
 }  // namespace k3::api

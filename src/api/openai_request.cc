@@ -23,9 +23,9 @@ bool ValidateContent(const Json& content, const std::string& where, ApiError* er
     return false;
   }
   for (const Json& part : content) {
-    const bool text = part.is_object() && part.value("type", "") == "text" &&
-                      part.contains("text") && part["text"].is_string();
-    const bool image = part.is_object() && part.value("type", "") == "image_url";
+    const bool text =
+        StringOr(part, "type") == "text" && part.contains("text") && part["text"].is_string();
+    const bool image = StringOr(part, "type") == "image_url";
     if (!text && !image) {
       *error = BadRequest(where + ".content parts must be {type: text, text} or image_url", where);
       return false;
@@ -101,7 +101,7 @@ bool ValidateThinking(const Json& body, ApiError* error) {
     *error = BadRequest("'thinking' must be an object", "thinking");
     return false;
   }
-  Fields t(*thinking);
+  Fields t(*thinking, "thinking");
   std::string value;
   return t.Enum("type", {"enabled", "disabled"}, &value, error) &&
          t.Enum("keep", {"all"}, &value, error) &&
@@ -146,45 +146,77 @@ bool ValidateMessages(const Json& messages, ApiError* error) {
   return true;
 }
 
-bool ValidateTools(const Json& body, ApiError* error) {
-  Fields f(body);
-  const Json* tools = f.Get("tools");
-  std::set<std::string> names;
-  if (tools != nullptr) {
-    if (!tools->is_array()) {
-      *error = BadRequest("'tools' must be a list", "tools");
+// One tools list (global, or a system message's dynamic tools): function tools with valid,
+// unique names (unique across every list of the request, via *names).
+bool ValidateToolList(const Json& tools, const std::string& where_list,
+                      std::set<std::string>* names, ApiError* error) {
+  if (!tools.is_array()) {
+    *error = BadRequest("'" + where_list + "' must be a list", where_list);
+    return false;
+  }
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const Json& tool = tools[i];
+    const std::string where = where_list + "[" + std::to_string(i) + "]";
+    const Json* function =
+        tool.is_object() && tool.contains("function") ? &tool["function"] : nullptr;
+    const bool typed = tool.is_object() && tool.contains("type");
+    if (!tool.is_object() || (typed && StringOr(tool, "type") != "function") ||
+        function == nullptr || !function->is_object()) {
+      *error = BadRequest(where + " must be {type: function, function: {...}}", where);
       return false;
     }
-    for (size_t i = 0; i < tools->size(); ++i) {
-      const Json& tool = (*tools)[i];
-      const std::string where = "tools[" + std::to_string(i) + "]";
-      const Json* function =
-          tool.is_object() && tool.contains("function") ? &tool["function"] : nullptr;
-      if (!tool.is_object() || tool.value("type", "function") != "function" ||
-          function == nullptr || !function->is_object()) {
-        *error = BadRequest(where + " must be {type: function, function: {...}}", where);
-        return false;
-      }
-      const std::string name = function->value("name", "");
-      if (!ValidName(name)) {
-        *error = BadRequest(where + ".function.name must be 1-64 characters of [A-Za-z0-9_.-]",
-                            where + ".function.name");
-        return false;
-      }
-      if (!names.insert(name).second) {
-        *error = BadRequest("duplicate tool name '" + name + "'", where + ".function.name");
-        return false;
-      }
-      if (function->contains("parameters") && !(*function)["parameters"].is_object()) {
-        *error = BadRequest(where + ".function.parameters must be an object", where);
-        return false;
-      }
-      if (function->contains("strict") && !(*function)["strict"].is_boolean()) {
-        *error = BadRequest(where + ".function.strict must be a boolean", where);
-        return false;
-      }
+    const std::string name = StringOr(*function, "name");
+    if (!ValidName(name)) {
+      *error = BadRequest(where + ".function.name must be 1-64 characters of [A-Za-z0-9_.-]",
+                          where + ".function.name");
+      return false;
+    }
+    if (!names->insert(name).second) {
+      *error = BadRequest("duplicate tool name '" + name + "'", where + ".function.name");
+      return false;
+    }
+    if (function->contains("parameters") && !(*function)["parameters"].is_object()) {
+      *error = BadRequest(where + ".function.parameters must be an object", where);
+      return false;
+    }
+    if (function->contains("strict") && !(*function)["strict"].is_boolean()) {
+      *error = BadRequest(where + ".function.strict must be a boolean", where);
+      return false;
     }
   }
+  return true;
+}
+
+bool ValidateTools(const Json& body, ApiError* error) {
+  Fields f(body);
+  std::set<std::string> names;
+  if (const Json* tools = f.Get("tools");
+      tools && !ValidateToolList(*tools, "tools", &names, error)) {
+    return false;
+  }
+  const size_t global_tools = names.size();
+  // Dynamic tools (K3): `tools` on system messages only, with no content beside them.
+  const Json& messages = body.contains("messages") ? body["messages"] : Json::array();
+  for (size_t i = 0; messages.is_array() && i < messages.size(); ++i) {
+    const Json& m = messages[i];
+    if (!m.is_object() || !m.contains("tools") || m["tools"].is_null()) continue;
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (StringOr(m, "role") != "system") {
+      *error = BadRequest(where + ": only system messages may carry tools", where + ".tools");
+      return false;
+    }
+    const Json content = m.contains("content") ? m["content"] : Json(nullptr);
+    const bool declares = !(m["tools"].is_array() && m["tools"].empty());
+    if (declares &&
+        !(content.is_null() || (content.is_string() && content.get<std::string>().empty()) ||
+          (content.is_array() && content.empty()))) {
+      *error = BadRequest(where + ": a system message with tools must have empty content",
+                          where + ".content");
+      return false;
+    }
+    if (!ValidateToolList(m["tools"], where + ".tools", &names, error)) return false;
+  }
+  const bool any_tools = global_tools > 0 || names.size() > global_tools;
   const Json* choice = f.Get("tool_choice");
   if (choice == nullptr) return true;
   if (choice->is_string()) {
@@ -194,14 +226,14 @@ bool ValidateTools(const Json& body, ApiError* error) {
                           "tool_choice");
       return false;
     }
-    if (value == "required" && names.empty()) {
+    if (value == "required" && !any_tools) {
       *error = BadRequest("'tool_choice' is 'required' but no tools were given", "tool_choice");
       return false;
     }
     return true;
   }
-  const Json* function = choice->is_object() && choice->value("type", "") == "function" &&
-                                 choice->contains("function") && (*choice)["function"].is_object()
+  const Json* function = StringOr(*choice, "type") == "function" && choice->contains("function") &&
+                                 (*choice)["function"].is_object()
                              ? &(*choice)["function"]
                              : nullptr;
   if (function == nullptr || !function->contains("name") || !(*function)["name"].is_string()) {
@@ -257,7 +289,8 @@ bool ParseChatRequest(const Json& body, const ApiOptions& options, OpenAiRequest
     return false;
   }
   if (const Json* so = f.Get("stream_options")) {
-    if (!so->is_object() || !Fields(*so).Bool("include_usage", &out->include_usage, error)) {
+    if (!so->is_object() ||
+        !Fields(*so, "stream_options").Bool("include_usage", &out->include_usage, error)) {
       if (error->message.empty()) *error = BadRequest("'stream_options' must be an object");
       return false;
     }

@@ -267,7 +267,8 @@ void Service::Tokenize(const Json& body, const std::shared_ptr<Responder>& respo
     if (!prompt.ok()) return Fail(endpoint, false, FromStatus(prompt.status()), responder);
     ids.assign(prompt->ids.begin(), prompt->ids.end());
   } else if (body.is_object() && body.contains("prompt") && body["prompt"].is_string()) {
-    const bool specials = body.value("add_special_tokens", true);
+    const bool specials =
+        !(body.contains("add_special_tokens") && body["add_special_tokens"] == false);
     auto encoded = frontend_->tokenizer().Encode(
         body["prompt"].get<std::string>(),
         specials ? text::SpecialMode::kAll : text::SpecialMode::kNone);

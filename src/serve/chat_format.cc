@@ -66,8 +66,9 @@ base::Result<RenderedChat> ChatFormat::RenderJinja(const Json& body) const {
   }
   // Kimi API form {"thinking": {"type": "disabled"}} maps onto the template's thinking kwarg.
   if (auto it = body.find("thinking"); it != body.end() && it->is_object()) {
-    if (it->value("type", "") == "disabled") kwargs["thinking"] = false;
-    if (it->value("type", "") == "enabled") kwargs["thinking"] = true;
+    auto type = it->find("type");
+    if (type != it->end() && *type == "disabled") kwargs["thinking"] = false;
+    if (type != it->end() && *type == "enabled") kwargs["thinking"] = true;
   }
   if (!kwargs.contains("add_generation_prompt")) kwargs["add_generation_prompt"] = true;
   const Json* tools = nullptr;
