@@ -75,6 +75,7 @@ bool OpenAiResponseBuilder::Add(const serve::ChoiceUpdate& update,
   if (update.index == 0) usage_.cached_tokens = update.usage.cached_tokens;
   usage_.prompt_tokens = update.usage.prompt_tokens;
   choice.generated = update.usage.completion_tokens;
+  choice.reasoning = update.usage.reasoning_tokens;
   choice.text += update.text;
   for (const auto& t : update.logprobs) choice.logprobs.push_back(LogprobEntry(t));
   if (stream_) {
@@ -231,12 +232,17 @@ Json OpenAiResponseBuilder::ChatMessage(const Choice& choice) const {
 }
 
 Json OpenAiResponseBuilder::UsageJson() const {
-  int64_t generated = 0;
-  for (const Choice& c : choices_) generated += c.generated;
-  return {{"prompt_tokens", usage_.prompt_tokens},
-          {"completion_tokens", generated},
-          {"total_tokens", usage_.prompt_tokens + generated},
-          {"prompt_tokens_details", {{"cached_tokens", usage_.cached_tokens}}}};
+  int64_t generated = 0, reasoning = 0;
+  for (const Choice& c : choices_) {
+    generated += c.generated;
+    reasoning += c.reasoning;
+  }
+  Json usage = {{"prompt_tokens", usage_.prompt_tokens},
+                {"completion_tokens", generated},
+                {"total_tokens", usage_.prompt_tokens + generated},
+                {"prompt_tokens_details", {{"cached_tokens", usage_.cached_tokens}}}};
+  if (kind_ == Kind::kChat) usage["completion_tokens_details"] = {{"reasoning_tokens", reasoning}};
+  return usage;
 }
 
 std::string OpenAiResponseBuilder::Body() const {

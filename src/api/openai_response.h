@@ -41,6 +41,7 @@ class OpenAiResponseBuilder {
     std::optional<text::output::ParsedOutput> parsed;
     Json logprobs = Json::array();  // chat: content[]; completions: per-token entries
     int64_t generated = 0;
+    int64_t reasoning = 0;
   };
   Json Chunk() const;
   Json StreamChoice(int index) const;

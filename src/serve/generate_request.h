@@ -60,6 +60,9 @@ struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
+  // Generated tokens whose text went to reasoning (steps that produced only reasoning text;
+  // a step that mixes reasoning and other text counts as not reasoning).
+  int64_t reasoning_tokens = 0;
 };
 
 // One step's worth of output for one choice. Runs through the sink on the engine thread.

@@ -1,5 +1,7 @@
 #include "serve/generation.h"
 
+#include <algorithm>
+
 #include "base/log.h"
 
 namespace k3::serve {
@@ -14,6 +16,7 @@ struct Generation::Choice {
   StopStringMatcher stop;
   std::optional<text::output::OutputParser> parser;
   int64_t generated = 0;
+  int64_t reasoning = 0;
   bool done = false;
 };
 
@@ -66,7 +69,13 @@ void Generation::OnOutput(const engine::RequestOutput& output) {
   AppendTokens(choice, output, &update);
   RecordTiming(static_cast<int64_t>(output.tokens.size()));
   if (output.finished() || choice.stop.stopped()) FinishChoice(choice, output, &update);
-  update.usage = {prompt_.reported_prompt_tokens, choice.generated, output.cached_tokens};
+  const bool only_reasoning =
+      !update.events.empty() &&
+      std::all_of(update.events.begin(), update.events.end(),
+                  [](const auto& e) { return e.kind == text::output::OutputEvent::kReasoning; });
+  if (only_reasoning) choice.reasoning += static_cast<int64_t>(output.tokens.size());
+  update.usage = {prompt_.reported_prompt_tokens, choice.generated, output.cached_tokens,
+                  choice.reasoning};
   sink_(update);
   if (choice.done && --unfinished_ == 0) {
     int64_t generated = 0;
