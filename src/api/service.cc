@@ -56,10 +56,11 @@ class Gate {
 // Runs one generation and feeds its updates to `builder` (OpenAI or Anthropic), which frames the
 // stream or the final body. A client that goes away cancels the generation.
 template <typename Builder>
-bool Run(serve::Frontend* frontend, const serve::GenerateRequest& request,
-         const serve::PreparedPrompt& prompt, std::shared_ptr<Builder> builder, bool stream,
-         const std::shared_ptr<Responder>& responder, Clock::time_point arrival,
-         std::vector<std::string> first_events, std::function<void(const ApiError&)> fail) {
+bool Run(const std::string& endpoint, serve::Frontend* frontend,
+         const serve::GenerateRequest& request, const serve::PreparedPrompt& prompt,
+         std::shared_ptr<Builder> builder, bool stream, const std::shared_ptr<Responder>& responder,
+         Clock::time_point arrival, std::vector<std::string> first_events,
+         std::function<void(const ApiError&)> fail) {
   auto gate = std::make_shared<Gate>();
   auto sink = [builder, responder, stream, gate](const serve::ChoiceUpdate& update) {
     auto events = std::make_shared<std::vector<std::string>>();
@@ -77,6 +78,7 @@ bool Run(serve::Frontend* frontend, const serve::GenerateRequest& request,
     fail(FromStatus(generation.status()));
     return false;
   }
+  frontend->metrics().RecordRequest(endpoint, 200);
   std::weak_ptr<serve::Generation> weak = *generation;
   responder->OnClientGone([weak] {
     if (auto g = weak.lock()) g->Cancel();
@@ -118,6 +120,13 @@ void Service::Fail(const std::string& endpoint, bool anthropic, const ApiError& 
   frontend_->metrics().RecordRequest(endpoint, error.http_status);
   responder->Send(error.http_status,
                   anthropic ? AnthropicErrorBody(error) : OpenAiErrorBody(error));
+}
+
+std::function<void(const ApiError&)> Service::FailWith(
+    const std::string& endpoint, bool anthropic, const std::shared_ptr<Responder>& responder) {
+  return [this, endpoint, anthropic, responder](const ApiError& e) {
+    Fail(endpoint, anthropic, e, responder);
+  };
 }
 
 void Service::Ok(const std::string& endpoint, std::string body,
@@ -191,10 +200,8 @@ void Service::Chat(const Json& body, const std::shared_ptr<Responder>& responder
   auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kChat, meta,
                                                          parsed.generate.sampling.n, parsed.stream,
                                                          parsed.include_usage);
-  const bool started =
-      Run(frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
-          [this, endpoint, responder](const ApiError& e) { Fail(endpoint, false, e, responder); });
-  if (started) frontend_->metrics().RecordRequest(endpoint, 200);
+  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
+      FailWith(endpoint, false, responder));
 }
 
 void Service::Completion(const Json& body, const std::shared_ptr<Responder>& responder) {
@@ -217,10 +224,8 @@ void Service::Completion(const Json& body, const std::shared_ptr<Responder>& res
   auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kCompletion,
                                                          meta, parsed.generate.sampling.n,
                                                          parsed.stream, parsed.include_usage, echo);
-  const bool started =
-      Run(frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
-          [this, endpoint, responder](const ApiError& e) { Fail(endpoint, false, e, responder); });
-  if (started) frontend_->metrics().RecordRequest(endpoint, 200);
+  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
+      FailWith(endpoint, false, responder));
 }
 
 void Service::Messages(const Json& body, const std::shared_ptr<Responder>& responder) {
@@ -237,11 +242,8 @@ void Service::Messages(const Json& body, const std::shared_ptr<Responder>& respo
   auto builder = std::make_shared<AnthropicResponseBuilder>(meta, parsed.stream);
   std::vector<std::string> first;
   builder->Start(prompt->reported_prompt_tokens, 0, &first);
-  const bool started =
-      Run(frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival,
-          std::move(first),
-          [this, endpoint, responder](const ApiError& e) { Fail(endpoint, true, e, responder); });
-  if (started) frontend_->metrics().RecordRequest(endpoint, 200);
+  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival,
+      std::move(first), FailWith(endpoint, true, responder));
 }
 
 void Service::CountTokens(const Json& body, const std::shared_ptr<Responder>& responder) {

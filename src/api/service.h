@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,6 +53,8 @@ class Service {
   // Sends an error in the protocol's shape and counts it.
   void Fail(const std::string& endpoint, bool anthropic, const ApiError& error,
             const std::shared_ptr<Responder>& responder);
+  std::function<void(const ApiError&)> FailWith(const std::string& endpoint, bool anthropic,
+                                                const std::shared_ptr<Responder>& responder);
   void Ok(const std::string& endpoint, std::string body,
           const std::shared_ptr<Responder>& responder);
   std::string NewId(const char* prefix);

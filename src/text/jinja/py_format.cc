@@ -79,47 +79,6 @@ size_t AppendAsciiEscaped(std::string_view text, size_t pos, std::string* out) {
   return len;
 }
 
-void AppendJsonString(std::string_view text, bool ensure_ascii, std::string* out) {
-  out->push_back('"');
-  for (size_t pos = 0; pos < text.size(); ++pos) {
-    char c = text[pos];
-    if (ensure_ascii && static_cast<unsigned char>(c) >= 0x80) {
-      pos += AppendAsciiEscaped(text, pos, out) - 1;
-      continue;
-    }
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\b':
-        *out += "\\b";
-        break;
-      case '\f':
-        *out += "\\f";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          AppendHexEscape("\\u", static_cast<unsigned char>(c), 4, out);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
 // Python json float: repr, except the non-finite spellings.
 std::string JsonFloat(double d) {
   if (std::isnan(d)) return "NaN";
@@ -205,6 +164,47 @@ base::Status JsonWriter::Write(const Value& value, int level) {
 }
 
 }  // namespace
+
+void AppendJsonString(std::string_view text, bool ensure_ascii, std::string* out) {
+  out->push_back('"');
+  for (size_t pos = 0; pos < text.size(); ++pos) {
+    char c = text[pos];
+    if (ensure_ascii && static_cast<unsigned char>(c) >= 0x80) {
+      pos += AppendAsciiEscaped(text, pos, out) - 1;
+      continue;
+    }
+    switch (c) {
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      case '\b':
+        *out += "\\b";
+        break;
+      case '\f':
+        *out += "\\f";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          AppendHexEscape("\\u", static_cast<unsigned char>(c), 4, out);
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
 
 std::string FloatRepr(double value) {
   if (std::isnan(value)) return "nan";

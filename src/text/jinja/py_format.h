@@ -36,6 +36,9 @@ struct JsonDumpsOptions {
 // json.dumps (ensure_ascii=False by default: non-ASCII text passes through); '"', '\\' and controls
 // are escaped (\n \r \t \b \f, others \u00xx); NaN/Infinity as Python writes them. Undefined,
 // namespaces and callables are not serializable (INVALID_ARGUMENT).
+// A JSON string literal of `text` (quotes included) as Python's json.dumps writes it.
+void AppendJsonString(std::string_view text, bool ensure_ascii, std::string* out);
+
 base::Status AppendJsonDumps(const Value& value, const JsonDumpsOptions& options, size_t max_bytes,
                              std::string* out);
 

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text/jinja/py_format.h"
+
 namespace k3::text::output {
 
 std::string_view TrimAscii(std::string_view s) {
@@ -18,40 +20,10 @@ bool IsAllSpace(std::string_view s) {
 }
 
 void AppendJsonEscaped(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\b':
-        *out += "\\b";
-        break;
-      case '\f':
-        *out += "\\f";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          *out += "\\u00";
-          *out += kHex[(c >> 4) & 0xF];
-          *out += kHex[c & 0xF];
-        } else {
-          *out += c;
-        }
-    }
-  }
+  // The escaping of Python's json.dumps (shared with the Jinja engine), without the quotes.
+  std::string quoted;
+  jinja::AppendJsonString(s, /*ensure_ascii=*/false, &quoted);
+  out->append(quoted, 1, quoted.size() - 2);
 }
 
 std::string JsonQuoted(std::string_view s) {
