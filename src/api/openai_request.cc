@@ -8,12 +8,16 @@
 namespace k3::api {
 namespace {
 
+// Tool and schema names: 1-64 characters (Kimi accepts non-ASCII names such as "翻译"), none of
+// them whitespace, control characters or punctuation that would break the tool-call syntax of
+// the chat formats (K2 ids are functions.NAME:N; K3 writes tool="NAME").
 bool ValidName(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
+  size_t chars = 0;
   for (unsigned char c : name) {
-    if (!(std::isalnum(c) || c == '_' || c == '-' || c == '.')) return false;
+    if ((c & 0xC0) != 0x80) ++chars;
+    if (c < 0x80 && !(std::isalnum(c) || c == '_' || c == '-' || c == '.')) return false;
   }
-  return true;
+  return chars >= 1 && chars <= 64;
 }
 
 bool ValidateContent(const Json& content, const std::string& where, ApiError* error) {
@@ -25,9 +29,11 @@ bool ValidateContent(const Json& content, const std::string& where, ApiError* er
   for (const Json& part : content) {
     const bool text =
         StringOr(part, "type") == "text" && part.contains("text") && part["text"].is_string();
-    const bool image = StringOr(part, "type") == "image_url";
-    if (!text && !image) {
-      *error = BadRequest(where + ".content parts must be {type: text, text} or image_url", where);
+    const std::string type = StringOr(part, "type");
+    const bool media = type == "image_url" || type == "video_url";
+    if (!text && !media) {
+      *error = BadRequest(
+          where + ".content parts must be {type: text, text}, image_url or video_url", where);
       return false;
     }
   }
@@ -76,8 +82,8 @@ bool ValidateResponseFormat(const Json& format, ApiError* error) {
   }
   if (!schema->contains("name") || !(*schema)["name"].is_string() ||
       !ValidName((*schema)["name"].get<std::string>())) {
-    *error =
-        BadRequest("'response_format.json_schema.name' must be a name of [A-Za-z0-9_-]", param);
+    *error = BadRequest(
+        "'response_format.json_schema.name' must be 1-64 letters, digits, '_', '-' or '.'", param);
     return false;
   }
   if (!schema->contains("schema") || !(*schema)["schema"].is_object()) {
@@ -167,7 +173,7 @@ bool ValidateToolList(const Json& tools, const std::string& where_list,
     }
     const std::string name = StringOr(*function, "name");
     if (!ValidName(name)) {
-      *error = BadRequest(where + ".function.name must be 1-64 characters of [A-Za-z0-9_.-]",
+      *error = BadRequest(where + ".function.name must be 1-64 letters, digits, '_', '-' or '.'",
                           where + ".function.name");
       return false;
     }

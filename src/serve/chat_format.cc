@@ -11,7 +11,7 @@ namespace {
 
 base::Result<std::string> ReadModelType(const std::string& dir) {
   std::ifstream in(std::filesystem::path(dir) / "config.json");
-  if (!in) return base::NotFound("no config.json in " + dir);
+  if (!in) return std::string();  // a tokenizer-only folder: the chat template decides
   std::stringstream text;
   text << in.rdbuf();
   Json config = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
