@@ -73,6 +73,10 @@ base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out) const 
   out->parser.thinking_enabled = rendered.thinking;
   out->parser.tool_names = DeclaredToolNames(body);
   out->parser.first_tool_index = CountHistoryToolCalls(body["messages"]);
+  if (auto parallel = body.find("parallel_tool_calls");
+      parallel != body.end() && *parallel == false) {
+    out->max_tool_calls = 1;
+  }
   return base::Status::Ok();
 }
 

@@ -115,6 +115,7 @@ void Generation::AppendTokens(Choice& choice, const engine::RequestOutput& outpu
   if (output.finished() && !choice.stop.stopped()) choice.stop.Finish(&visible);
   if (choice.parser) {
     choice.parser->Feed(visible, &update->events);
+    LimitToolCalls(&update->events);
   } else {
     update->text = std::move(visible);
   }
@@ -127,7 +128,12 @@ void Generation::FinishChoice(Choice& choice, const engine::RequestOutput& outpu
   const bool truncated = !by_stop_string && output.finish_reason == engine::FinishReason::kLength;
   if (choice.parser) {
     choice.parser->Finish(truncated, &update->events);
+    LimitToolCalls(&update->events);
     update->parsed = choice.parser->result();
+    if (prompt_.max_tool_calls >= 0 &&
+        update->parsed->tool_calls.size() > static_cast<size_t>(prompt_.max_tool_calls)) {
+      update->parsed->tool_calls.resize(static_cast<size_t>(prompt_.max_tool_calls));
+    }
   }
   if (by_stop_string) {
     update->finish_reason = "stop";
@@ -149,6 +155,16 @@ void Generation::FinishChoice(Choice& choice, const engine::RequestOutput& outpu
       update->finish_reason = "error";
       update->error = output.error.ok() ? "generation failed" : output.error.message();
   }
+}
+
+void Generation::LimitToolCalls(std::vector<text::output::OutputEvent>* events) const {
+  if (prompt_.max_tool_calls < 0) return;
+  std::erase_if(*events, [this](const text::output::OutputEvent& e) {
+    return e.tool_index >= prompt_.max_tool_calls &&
+           (e.kind == text::output::OutputEvent::kToolCallBegin ||
+            e.kind == text::output::OutputEvent::kToolCallArguments ||
+            e.kind == text::output::OutputEvent::kToolCallEnd);
+  });
 }
 
 TokenInfo Generation::DescribeToken(const engine::SampledToken& sampled) const {

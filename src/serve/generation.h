@@ -43,6 +43,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
   void OnOutput(const engine::RequestOutput& output);
   void AppendTokens(Choice& choice, const engine::RequestOutput& output, ChoiceUpdate* update);
   void FinishChoice(Choice& choice, const engine::RequestOutput& output, ChoiceUpdate* update);
+  // parallel_tool_calls: false: drops the events of calls past the first.
+  void LimitToolCalls(std::vector<text::output::OutputEvent>* events) const;
   TokenInfo DescribeToken(const engine::SampledToken& sampled) const;
   void RecordTiming(int64_t new_tokens);
 

@@ -77,6 +77,21 @@ export async function openaiCases(check, { server, sdk }) {
     assert.deepEqual(JSON.parse(call.function.arguments), { city: 'Lyon' });
   });
 
+  await check('openai: parallel_tool_calls false keeps only the first call', async () => {
+    const script = K3.think('Two cities.') +
+      K3.tools(K3.call('get_weather', { city: 'Paris' }) + K3.call('get_weather', { city: 'Lyon' })) + K3.end;
+    const params = { model: MODEL, messages: USER, tools: [WEATHER_TOOL], max_tokens: 400, k3_forced_output: script };
+    const both = await client.chat.completions.create(params);
+    assert.equal(both.choices[0].message.tool_calls.length, 2);
+    assert.equal(both.choices[0].message.tool_calls[1].id, 'functions.get_weather:1');
+    const one = await client.chat.completions.create({ ...params, parallel_tool_calls: false });
+    assert.equal(one.choices[0].message.tool_calls.length, 1);
+    assert.deepEqual(JSON.parse(one.choices[0].message.tool_calls[0].function.arguments), { city: 'Paris' });
+    const streamed = assembleChat(await collect(
+      await client.chat.completions.create({ ...params, parallel_tool_calls: false, stream: true })));
+    assert.equal(streamed.choices.get(0).message.tool_calls.length, 1);
+  });
+
   await check('openai: chat stream (include_usage) reassembles to the non-streamed message', async () => {
     const params = { model: MODEL, messages: USER, tools: [WEATHER_TOOL], max_tokens: 400, k3_forced_output: TOOL_SCRIPT };
     await client.chat.completions.create(params);  // warm the prefix cache: both runs hit it alike
