@@ -123,7 +123,10 @@ int Serve(ServeFlags& f) {
               server.port(), f.host.c_str(), server.port());
   std::fflush(stdout);
   server.Run();
-  (*engine)->Stop();
+  // The engine goes first: its destructor ends requests still running after the drain timeout,
+  // and their last updates are posted to connections whose IO context must still exist (the
+  // server's, destroyed at the end of this scope, which also frees those connections).
+  engine->reset();
   K3_LOG(kInfo) << "stopped";
   return 0;
 }
