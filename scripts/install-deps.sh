@@ -10,6 +10,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 packages=(
   g++ cmake ninja-build python3            # build
   python3-numpy                            # reference/: the float64 model reference
+  python3-jsonschema                       # tests/structured: the independent schema validator
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   nlohmann-json3-dev libcli11-dev          # JSON, command line
   libxxhash-dev                            # block hashes (src/cache)

@@ -17,5 +17,6 @@ CommandFn AddBenchModelCommand(CLI::App& bench);
 CommandFn AddBenchEngineCommand(CLI::App& bench);
 CommandFn AddServeCommand(CLI::App& app);
 CommandFn AddBenchFrontendCommand(CLI::App& bench);
+CommandFn AddBenchGrammarCommand(CLI::App& bench);
 
 }  // namespace k3::app

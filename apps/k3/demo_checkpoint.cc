@@ -29,10 +29,14 @@ constexpr int kTargetMerges = 512;  // ranks = 256 bytes + 512 merges = 768; voc
 constexpr int kNumReservedSpecials = 256;
 constexpr char kMarkerName[] = "k3serve_demo.json";
 
-// Common English words, most frequent first (plus a few words of chat prompts). The merges are
-// learned from them, so English text takes fewer tokens than bytes; any text still encodes.
+// Common English words, most frequent first (plus a few words of chat prompts and, as in real
+// LLM vocabularies, the punctuation runs of JSON: a model writing JSON can close a string or an
+// object in one token). The merges are learned from them, so English text takes fewer tokens
+// than bytes; any text still encodes.
 constexpr std::string_view kWords =
-    "the of and to a in is you that it he was for on are as with his they I at be this have from "
+    "the \", \":\" of \": and \"} to \"], a {\" in \":[ is \":{ you }, that [{\" it \"},{\" he "
+    "null was true for false on \"] are }] as }} with ]] his ], they [] I {} at \"\" be \",\" this "
+    "have from "
     "or one had by word but not what all were we when your can said there use an each which she "
     "do how their if will up other about out many then them these so some her would make like him "
     "into time has look two more write go see number no way could people my than first water been "

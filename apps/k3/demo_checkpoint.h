@@ -12,7 +12,7 @@
 namespace k3::app {
 
 // Bumped whenever the demo's files change; it names the default folder and the completeness marker.
-inline constexpr int kDemoCheckpointVersion = 1;
+inline constexpr int kDemoCheckpointVersion = 2;
 
 // Writes a complete HF-style Kimi K3 checkpoint folder into `dir` (created): config.json
 // (model_type kimi_k3, tiny shapes, max_position_embeddings 4096), safetensors shards and their
@@ -25,8 +25,8 @@ base::Status WriteDemoCheckpoint(const std::filesystem::path& dir);
 // Whether `dir` holds a complete demo checkpoint of kDemoCheckpointVersion (marker plus its files).
 bool HasDemoCheckpoint(const std::filesystem::path& dir);
 
-// $XDG_CACHE_HOME/k3serve/demo-v1, else ~/.cache/k3serve/demo-v1; the temp directory's
-// k3serve/demo-v1 when neither is set or the cache folder cannot be created.
+// $XDG_CACHE_HOME/k3serve/demo-v2, else ~/.cache/k3serve/demo-v2; the temp directory's
+// k3serve/demo-v2 when neither is set or the cache folder cannot be created.
 std::filesystem::path DefaultDemoDir();
 
 }  // namespace k3::app

@@ -40,6 +40,10 @@ int main(int argc, char** argv) {
   CLI::App* bench_frontend = bench->add_subcommand(
       "frontend", "Frontend cost per request and per streamed token vs the engine's own times");
   commands[bench_frontend] = k3::app::AddBenchFrontendCommand(*bench_frontend);
+  CLI::App* bench_grammar = bench->add_subcommand(
+      "grammar",
+      "Structured-output mask time per token, schema compile time vs XGrammar/llguidance");
+  commands[bench_grammar] = k3::app::AddBenchGrammarCommand(*bench_grammar);
 
   CLI11_PARSE(app, argc, argv);
   k3::base::LogLevel level;

@@ -4,11 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+
+namespace k3::structured {
+class Grammar;
+}
 
 namespace k3::engine {
 
@@ -40,6 +45,11 @@ struct SamplingParams {
   // sampled token, the model still runs every step (real cache and slots), and the usual stop
   // rules apply; past the end of the script the sampler takes over again. Empty = off.
   std::vector<int32_t> forced_tokens;
+  // Constrained decoding: each sequence gets its own structured::Matcher over this grammar; tokens
+  // the grammar does not allow are masked (-inf) before sampling, and the grammar's end tokens
+  // are allowed only where it may end. The next step's mask is computed while the forward pass
+  // runs. Null = unconstrained.
+  std::shared_ptr<const structured::Grammar> grammar;
 
   // INVALID_ARGUMENT naming the first bad field.
   base::Status Validate(int64_t vocab_size) const;

@@ -6,6 +6,7 @@
 
 #include "base/check.h"
 #include "base/log.h"
+#include "structured/grammar.h"
 
 namespace k3::engine {
 namespace {
@@ -31,7 +32,7 @@ Scheduler::Scheduler(ModelRunner* runner, const EngineConfig& config, const Cach
   for (int s = layout.running_slots - 1; s >= 0; --s) free_slots_.push_back(s);
 }
 
-Scheduler::~Scheduler() = default;
+Scheduler::~Scheduler() { WaitForMasks(); }
 
 base::Status Scheduler::Validate(const EngineRequest& request) const {
   if (request.prompt.empty()) return base::InvalidArgument("the prompt has no tokens");
@@ -43,6 +44,10 @@ base::Status Scheduler::Validate(const EngineRequest& request) const {
     }
   }
   K3_RETURN_IF_ERROR(request.params.Validate(info_.vocab_size));
+  if (request.params.grammar &&
+      request.params.grammar->vocab().size() != static_cast<size_t>(info_.vocab_size)) {
+    return base::InvalidArgument("the grammar's vocabulary size differs from the model's");
+  }
   const int64_t prompt = static_cast<int64_t>(request.prompt.size());
   if (prompt + request.params.max_tokens > layout_.max_model_len) {
     return base::InvalidArgument(
@@ -81,6 +86,9 @@ base::Status Scheduler::Add(uint64_t id, EngineRequest request) {
     seq->order = next_order_++;
     seq->tokens = state->prompt;
     seq->prompt_len = prompt;
+    if (state->params.grammar) {
+      seq->matcher = std::make_unique<structured::Matcher>(state->params.grammar);
+    }
     if (state->params.repetition_penalty != 1.0) {
       seq->penalties.prompt_tokens = state->prompt;
       std::sort(seq->penalties.prompt_tokens.begin(), seq->penalties.prompt_tokens.end());
@@ -98,6 +106,7 @@ base::Status Scheduler::Add(uint64_t id, EngineRequest request) {
 }
 
 void Scheduler::Abort(uint64_t id) {
+  WaitForMasks();
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   const std::vector<Sequence*> victims = it->second->sequences;  // Finish edits the original

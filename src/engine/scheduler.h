@@ -24,6 +24,7 @@
 #include "cache/kv_events.h"
 #include "cache/prefix_cache.h"
 #include "engine/engine_config.h"
+#include "engine/mask_worker.h"
 #include "engine/model_runner.h"
 #include "engine/sampler.h"
 #include "engine/sequence.h"
@@ -96,6 +97,10 @@ class Scheduler {
   void CommitFullBlocks(Sequence* seq);
   void MaybeCheckpoint(Sequence* seq);
   void AppendToken(Sequence* seq, const float* logits_row);
+  // Grammar masks: applied to row_ before sampling; computed ahead on mask_worker_.
+  void ConstrainRow(Sequence* seq);
+  void PrefetchMasks();
+  void WaitForMasks() { mask_worker_.Wait(); }
   void Finish(Sequence* seq, FinishReason reason, RequestOutput output);
   void Emit(Sequence* seq, RequestOutput& output);
   RequestOutput NewOutput(const Sequence& seq) const;
@@ -114,6 +119,8 @@ class Scheduler {
   Sampler sampler_;
   std::vector<float> logits_;
   std::vector<float> row_;
+  std::vector<Sequence*> mask_queue_;  // constrained sequences that will sample next step
+  MaskWorker mask_worker_;             // last member: stops before the sequences go
   StepStats last_step_;
   SchedulerCounters totals_;
 };

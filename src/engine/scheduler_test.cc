@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
 #include "engine/fake_model_runner.h"
+#include "structured/grammar.h"
+#include "structured/schema.h"
+#include "structured/vocabulary.h"
 
 namespace k3::engine {
 namespace {
@@ -391,6 +395,50 @@ TEST(Scheduler, ForcedTokensReplaceSampledOnesThenSamplingResumes) {
   SamplingParams bad = Greedy(2);
   bad.forced_tokens = {kVocab};
   EXPECT_FALSE(bad.Validate(kVocab).ok());
+  h.ExpectNothingHeld();
+}
+
+// Constrained decoding through the scheduler: a 64-token byte vocabulary (EOS = 63), seeded
+// sampling at temperature 1 with preemption pressure; every completion is a valid instance of the
+// schema and ends by EOS, and nothing is leaked.
+TEST(Scheduler, GrammarConstrainsEverySampledToken) {
+  const std::string alphabet = "{}[]\":,-0123456789abcdefghijklmnopqrstuvwxyz .eEtrunlsABCDXYZ";
+  std::vector<std::string> bytes(kVocab);
+  for (size_t i = 0; i < alphabet.size() && i + 1 < kVocab; ++i) bytes[i] = alphabet.substr(i, 1);
+  auto vocab = structured::Vocabulary::Build(kVocab, bytes, {{kVocab - 1, "<eos>"}});
+  auto graph = structured::CompileSchema(nlohmann::json::parse(
+      R"({"type":"object","properties":{"a":{"type":"integer","minimum":-5,"maximum":50},
+          "b":{"type":"array","items":{"type":"string","maxLength":3},"maxItems":3}},
+          "required":["a"],"additionalProperties":false})"));
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  std::shared_ptr<const structured::Grammar> grammar =
+      structured::JsonGrammar(vocab, std::move(*graph), {kVocab - 1});
+  EngineConfig config = SmallConfig();
+  config.max_running = 4;
+  Harness h(config);
+  std::mt19937_64 rng(3);
+  for (uint64_t id = 0; id < 24; ++id) {
+    SamplingParams p;
+    p.temperature = 1.0;
+    p.seed = id;
+    p.max_tokens = 250;
+    p.grammar = grammar;
+    const base::Status added = h.Add(id, RandomTokens(rng, 1 + static_cast<int>(id % 7)), p);
+    ASSERT_TRUE(added.ok()) << added.ToString();
+  }
+  h.Run();
+  for (uint64_t id = 0; id < 24; ++id) {
+    const Collected& c = h.Get(id, 0);
+    ASSERT_EQ(c.reason, FinishReason::kStop) << id;
+    ASSERT_EQ(c.tokens.back(), kVocab - 1);
+    std::string text;
+    for (size_t i = 0; i + 1 < c.tokens.size(); ++i) text += bytes[c.tokens[i]];
+    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << text;
+    ASSERT_TRUE(j.contains("a") && j["a"].is_number_integer()) << text;
+    EXPECT_GE(j["a"].get<int>(), -5) << text;
+    EXPECT_LE(j["a"].get<int>(), 50) << text;
+  }
   h.ExpectNothingHeld();
 }
 

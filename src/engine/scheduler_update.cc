@@ -1,8 +1,10 @@
 // The second half of a step: record what the forward pass computed, offer full blocks and state
 // checkpoints to the prefix cache, sample, and finish sequences.
 #include <algorithm>
+#include <limits>
 
 #include "base/check.h"
+#include "base/log.h"
 #include "engine/scheduler.h"
 
 namespace k3::engine {
@@ -24,6 +26,8 @@ const char* FinishReasonName(FinishReason reason) {
 }
 
 void Scheduler::Update(const std::vector<Scheduled>& plan, const std::vector<float>& logits) {
+  WaitForMasks();
+  mask_queue_.clear();
   size_t row = 0;
   for (const Scheduled& s : plan) {
     Sequence* seq = s.seq;
@@ -39,6 +43,39 @@ void Scheduler::Update(const std::vector<Scheduled>& plan, const std::vector<flo
       AppendToken(seq, logits.data() + row * info_.vocab_size);
       ++row;
     }
+  }
+  PrefetchMasks();
+}
+
+void Scheduler::PrefetchMasks() {
+  if (mask_queue_.empty()) return;
+  mask_worker_.Run([queue = mask_queue_] {
+    for (Sequence* seq : queue) {
+      seq->matcher->FillMask(&seq->mask);
+      seq->mask_ready = true;
+    }
+  });
+}
+
+// Masks disallowed tokens to -inf. A grammar never leaves no token allowed (the matcher keeps
+// only prefixes that can be finished); if it ever did, EOS alone is left so the sequence ends.
+void Scheduler::ConstrainRow(Sequence* seq) {
+  if (!seq->mask_ready) seq->matcher->FillMask(&seq->mask);
+  seq->mask_ready = false;
+  const auto words = seq->mask.words();
+  bool any = false;
+  for (size_t w = 0; w < words.size(); ++w) {
+    const uint64_t bits = words[w];
+    any |= bits != 0;
+    if (bits == ~uint64_t{0}) continue;
+    const size_t end = std::min(row_.size(), (w + 1) * 64);
+    for (size_t t = w * 64; t < end; ++t) {
+      if (!((bits >> (t - w * 64)) & 1)) row_[t] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  if (!any && info_.eos_token_id >= 0) {
+    K3_LOG(kError) << "grammar allows no token; ending the sequence";
+    row_[static_cast<size_t>(info_.eos_token_id)] = 0.0f;
   }
 }
 
@@ -79,15 +116,17 @@ RequestOutput Scheduler::NewOutput(const Sequence& seq) const {
 void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
   const SamplingParams& params = seq->request->params;
   row_.assign(logits_row, logits_row + info_.vocab_size);
+  const bool forced = seq->generated < static_cast<int64_t>(params.forced_tokens.size());
+  if (seq->matcher && !forced) ConstrainRow(seq);
   // Sibling completions draw from their own streams of the request's seed.
   const uint64_t seed =
       seq->request->seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(seq->index);
   SampledToken sampled =
       sampler_.Sample(row_, params, seq->penalties, seed, static_cast<uint64_t>(seq->generated));
-  if (seq->generated < static_cast<int64_t>(params.forced_tokens.size())) {
-    sampled.token = params.forced_tokens[static_cast<size_t>(seq->generated)];
-  }
+  if (forced) sampled.token = params.forced_tokens[static_cast<size_t>(seq->generated)];
   const int32_t token = sampled.token;
+  // A scripted token outside the grammar ends the constraint for this sequence (tests only).
+  if (seq->matcher && !seq->matcher->Accept(token)) seq->matcher.reset();
   seq->tokens.push_back(token);
   seq->penalties.AddOutput(token);
   ++seq->generated;
@@ -104,6 +143,7 @@ void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
              static_cast<int64_t>(seq->tokens.size()) >= layout_.max_model_len) {
     Finish(seq, FinishReason::kLength, std::move(out));
   } else {
+    if (seq->matcher) mask_queue_.push_back(seq);
     Emit(seq, out);
   }
 }

@@ -3,12 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <vector>
 
 #include "cache/block_hash.h"
 #include "engine/request.h"
 #include "engine/sampler.h"
+#include "structured/matcher.h"
+#include "structured/token_set.h"
 
 namespace k3::engine {
 
@@ -43,6 +46,11 @@ struct Sequence {
   int64_t cached_tokens = 0;  // prefix-cache hit at first admission
   int64_t generated = 0;
   PenaltyState penalties;
+  // Constrained decoding (request has a grammar): the matcher, the mask for the next token and
+  // whether `mask` is current (computed ahead, overlapping the forward pass).
+  std::unique_ptr<structured::Matcher> matcher;
+  structured::TokenSet mask;
+  bool mask_ready = false;
 
   int64_t remaining() const { return static_cast<int64_t>(tokens.size()) - computed; }
 };

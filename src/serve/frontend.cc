@@ -43,20 +43,24 @@ Frontend::Frontend(std::unique_ptr<text::Tokenizer> tokenizer, ChatFormat format
     : tokenizer_(std::move(tokenizer)),
       format_(std::move(format)),
       engine_(engine),
-      config_(std::move(config)) {}
+      config_(std::move(config)),
+      constraints_(tokenizer_.get(), engine_->info().vocab_size, engine_->info().eos_token_id) {}
 
 base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request) const {
   PreparedPrompt out;
+  std::shared_ptr<const structured::Grammar> grammar;
   if (request.chat) {
-    K3_RETURN_IF_ERROR(PrepareChat(*request.chat, &out));
+    K3_RETURN_IF_ERROR(PrepareChat(*request.chat, &out, &grammar));
   } else {
     K3_RETURN_IF_ERROR(PrepareCompletion(request, &out));
   }
   K3_RETURN_IF_ERROR(FitContext(request, &out));
+  out.sampling.grammar = std::move(grammar);
   return out;
 }
 
-base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out) const {
+base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out,
+                                   std::shared_ptr<const structured::Grammar>* grammar) const {
   K3_ASSIGN_OR_RETURN(RenderedChat rendered, format_.Render(body));
   std::vector<text::Segment> segments;
   segments.reserve(rendered.segments.size());
@@ -76,6 +80,9 @@ base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out) const 
   if (auto parallel = body.find("parallel_tool_calls");
       parallel != body.end() && *parallel == false) {
     out->max_tool_calls = 1;
+  }
+  if (grammar != nullptr) {
+    K3_ASSIGN_OR_RETURN(*grammar, constraints_.ForChat(body, rendered, out->parser.format, {}));
   }
   return base::Status::Ok();
 }
@@ -155,7 +162,7 @@ base::Result<std::shared_ptr<Generation>> Frontend::Start(const GenerateRequest&
 
 base::Result<int64_t> Frontend::CountChatTokens(const Json& chat_body) const {
   PreparedPrompt out;
-  K3_RETURN_IF_ERROR(PrepareChat(chat_body, &out));
+  K3_RETURN_IF_ERROR(PrepareChat(chat_body, &out, nullptr));
   return out.reported_prompt_tokens;
 }
 

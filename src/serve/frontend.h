@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "engine/engine.h"
 #include "serve/chat_format.h"
+#include "serve/constraints.h"
 #include "serve/generate_request.h"
 #include "serve/generation.h"
 #include "serve/metrics.h"
@@ -50,7 +51,8 @@ class Frontend {
   engine::EngineMetrics engine_metrics() const { return engine_->metrics(); }
 
  private:
-  base::Status PrepareChat(const Json& body, PreparedPrompt* out) const;
+  base::Status PrepareChat(const Json& body, PreparedPrompt* out,
+                           std::shared_ptr<const structured::Grammar>* grammar) const;
   base::Status PrepareCompletion(const GenerateRequest& request, PreparedPrompt* out) const;
   base::Status FitContext(const GenerateRequest& request, PreparedPrompt* out) const;
 
@@ -58,6 +60,7 @@ class Frontend {
   ChatFormat format_;
   engine::Engine* engine_;
   FrontendConfig config_;
+  mutable ChatConstraints constraints_;
   ServeMetrics metrics_;
   std::atomic<int64_t> pending_{0};
 };

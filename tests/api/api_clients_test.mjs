@@ -12,6 +12,7 @@ import { anthropicCases } from './anthropic_cases.mjs';
 import { loadClients, parseArgs, startServer } from './lib.mjs';
 import { authCases, cancellationCases, endpointCases, overloadCases, shutdownCases } from './lifecycle_cases.mjs';
 import { openaiCases } from './openai_cases.mjs';
+import { structuredCases } from './structured_cases.mjs';
 
 const options = parseArgs(process.argv.slice(2), { k3: undefined, work: undefined });
 const args = { k3: path.resolve(options.k3), work: path.resolve(options.work) };
@@ -54,6 +55,7 @@ await withServer('main', [], async (ctx) => {
   await openaiCases(check, ctx);
   await anthropicCases(check, ctx);
   await endpointCases(check, ctx);
+  await structuredCases(check, ctx);
 });
 await withServer('cancel', [], (ctx) => cancellationCases(check, ctx));
 await authCases(check, { args, sdk });

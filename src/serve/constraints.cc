@@ -1,0 +1,149 @@
+#include "serve/constraints.h"
+
+#include "structured/output_grammar.h"
+
+namespace k3::serve {
+namespace {
+
+using structured::ContentMode;
+using structured::OutputGrammarSpec;
+using structured::ToolMode;
+
+bool IsStrictTool(const Json& function) {
+  auto strict = function.find("strict");
+  return strict != function.end() && strict->is_boolean() && strict->get<bool>();
+}
+
+// Fills the tool part of the spec; returns whether the tools alone call for a grammar.
+bool ToolPart(const Json& body, OutputGrammarSpec* spec) {
+  auto tools = body.find("tools");
+  const bool has_tools = tools != body.end() && tools->is_array() && !tools->empty();
+  bool any_strict = false;
+  if (has_tools) {
+    for (const Json& tool : *tools) {
+      if (!tool.is_object() || !tool.contains("function")) continue;
+      const Json& function = tool["function"];
+      structured::ToolSpec t;
+      t.name = function.value("name", "");
+      t.strict = IsStrictTool(function);
+      any_strict |= t.strict;
+      if (auto p = function.find("parameters"); p != function.end() && !p->is_null()) {
+        t.parameters = nlohmann::json::parse(p->dump());
+      }
+      spec->tools.push_back(std::move(t));
+    }
+  }
+  if (auto parallel = body.find("parallel_tool_calls");
+      parallel != body.end() && *parallel == false) {
+    spec->parallel_tool_calls = false;
+  }
+  auto choice = body.find("tool_choice");
+  if (!has_tools) {
+    spec->tool_mode = ToolMode::kNone;
+    return false;
+  }
+  if (choice != body.end() && choice->is_string() && *choice == "none") {
+    spec->tool_mode = ToolMode::kNone;
+    return true;  // tool syntax must be impossible
+  }
+  if (choice != body.end() && choice->is_string() && *choice == "required") {
+    spec->tool_mode = ToolMode::kRequired;
+    return true;
+  }
+  if (choice != body.end() && choice->is_object()) {
+    spec->tool_mode = ToolMode::kNamed;
+    spec->named_tool = choice->value("/function/name"_json_pointer, std::string());
+    return true;
+  }
+  spec->tool_mode = ToolMode::kAuto;
+  return any_strict;
+}
+
+// Fills the content part; returns whether response_format calls for a grammar.
+bool ContentPart(const Json& body, OutputGrammarSpec* spec) {
+  auto format = body.find("response_format");
+  if (format == body.end() || !format->is_object()) return false;
+  const std::string type = format->value("type", "text");
+  if (type == "json_object") {
+    spec->content = ContentMode::kJsonObject;
+    return true;
+  }
+  if (type != "json_schema") return false;
+  const Json& js = (*format)["json_schema"];
+  const bool strict = !js.contains("strict") || js["strict"] != false;
+  if (strict && js.contains("schema")) {
+    spec->content = ContentMode::kJsonSchema;
+    spec->schema = nlohmann::json::parse(js["schema"].dump());
+  } else {
+    spec->content = ContentMode::kJsonObject;  // strict: false -> valid JSON, not the schema
+  }
+  return true;
+}
+
+}  // namespace
+
+ChatConstraints::ChatConstraints(const text::Tokenizer* tokenizer, int64_t logits_width,
+                                 int32_t eos_token_id)
+    : tokenizer_(tokenizer), logits_width_(logits_width), eos_(eos_token_id) {}
+
+std::shared_ptr<const structured::Vocabulary> ChatConstraints::vocabulary() {
+  std::call_once(vocab_once_, [this] {
+    std::vector<structured::SpecialToken> specials;
+    for (const text::SpecialToken& s : tokenizer_->specials().tokens()) {
+      if (static_cast<int64_t>(s.id) < logits_width_) {
+        specials.push_back({static_cast<int32_t>(s.id), s.name});
+      }
+    }
+    vocab_ = structured::Vocabulary::FromRanks(tokenizer_->ranks(),
+                                               static_cast<size_t>(logits_width_), specials);
+  });
+  return vocab_;
+}
+
+base::Result<std::shared_ptr<const structured::Grammar>> ChatConstraints::ForChat(
+    const Json& body, const RenderedChat& rendered, text::output::OutputFormat format,
+    const std::vector<int32_t>& stop_token_ids) {
+  OutputGrammarSpec spec;
+  const bool tools = ToolPart(body, &spec);
+  const bool content = ContentPart(body, &spec);
+  if (!tools && !content) return std::shared_ptr<const structured::Grammar>();
+  spec.syntax = format == text::output::OutputFormat::kK3 ? structured::ChatSyntax::kK3
+                                                          : structured::ChatSyntax::kK2;
+  spec.thinking = rendered.thinking;
+  spec.starts_in_reasoning = rendered.starts_in_reasoning;
+  if (eos_ >= 0) spec.end_tokens.push_back(eos_);
+  for (int32_t id : stop_token_ids) spec.end_tokens.push_back(id);
+  // The key: everything the grammar depends on.
+  std::string key = std::to_string(int(spec.syntax)) + "|" + std::to_string(spec.thinking) +
+                    std::to_string(spec.starts_in_reasoning) + "|" +
+                    std::to_string(int(spec.content)) + spec.schema.dump() + "|" +
+                    std::to_string(int(spec.tool_mode)) + spec.named_tool + "|" +
+                    std::to_string(spec.parallel_tool_calls) + "|";
+  for (const auto& t : spec.tools)
+    key += t.name + (t.strict ? "!" : "?") + t.parameters.dump() + ";";
+  for (int32_t id : spec.end_tokens) key += std::to_string(id) + ",";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second.second);
+      return it->second.first;
+    }
+  }
+  K3_ASSIGN_OR_RETURN(std::shared_ptr<structured::Grammar> grammar,
+                      structured::BuildOutputGrammar(vocabulary(), spec));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cache_.size() >= kCacheCapacity) {
+    cache_.erase(lru_.back());
+    lru_.pop_back();
+  }
+  lru_.push_front(key);
+  cache_[key] = {grammar, lru_.begin()};
+  return std::shared_ptr<const structured::Grammar>(grammar);
+}
+
+size_t ChatConstraints::cached_grammars() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.size();
+}
+
+}  // namespace k3::serve

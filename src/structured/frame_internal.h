@@ -1,0 +1,53 @@
+// Shared between the frame implementations (not part of the library's interface).
+#pragma once
+
+#include <cstdint>
+
+#include "structured/frame.h"
+
+namespace k3::structured {
+
+// Pseudo nodes for frames whose behaviour does not depend on the schema (shareable cache keys).
+inline constexpr int32_t kPlainStringNode = -1;
+inline constexpr int32_t kPlainNumberNode = -2;
+inline constexpr int32_t kPlainIntegerNode = -3;
+
+// Literal lists every grammar has.
+inline constexpr int32_t kTrueList = 0;
+inline constexpr int32_t kFalseList = 1;
+inline constexpr int32_t kNullList = 2;
+
+inline constexpr uint32_t kAdditionalKey = 0xFFFFFFFFu;
+inline constexpr int32_t kAdditionalKeyResult = -1;
+
+enum ObjectState : uint8_t {
+  kObjAfterOpen,
+  kObjExpectKey,
+  kObjAfterKey,
+  kObjInValue,
+  kObjAfterValue
+};
+enum ArrayState : uint8_t { kArrAfterOpen, kArrInItem, kArrAfterItem };
+
+StepResult StepJson(const Grammar& g, Frame& f, int32_t event);
+StepResult StepNumber(const Grammar& g, Frame& f, int32_t event);
+StepResult StepProgram(const Grammar& g, Frame& f, int32_t event);
+StepResult StepK3(const Grammar& g, Frame& f, int32_t event);
+void OnJsonChildDone(const Grammar& g, Frame& parent, int32_t result);
+void OnProgramChildDone(const Grammar& g, Frame& parent, int32_t result);
+void OnK3ChildDone(const Grammar& g, Frame& parent, int32_t result);
+
+inline StepResult MakeStep(StepKind kind, int32_t result = 0) {
+  StepResult r;
+  r.kind = kind;
+  r.result = result;
+  return r;
+}
+inline StepResult MakeStep(StepKind kind, const Frame& child) {
+  StepResult r;
+  r.kind = kind;
+  r.child = child;
+  return r;
+}
+
+}  // namespace k3::structured

@@ -1,0 +1,193 @@
+// JSON numbers, with bounds enforced while the number is being written: after every byte some
+// completion must still land inside [minimum, maximum], so the matcher never walks into a dead
+// end. Limits (documented in docs/structured.md): at most 18 integer and 18 fraction digits, 3
+// exponent digits; no exponent when the schema has bounds; integers have no fraction or exponent.
+//
+// Frame fields: state = NumState; a = int digits | frac digits << 8 | exp digits << 16 |
+// negative << 24; c = integer part, d = fraction digits as an integer (bounded numbers only).
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "structured/frame_internal.h"
+#include "structured/grammar.h"
+
+namespace k3::structured {
+namespace {
+
+enum NumState : uint8_t { kStart, kMinus, kZero, kInt, kDot, kFrac, kExpMark, kExpSign, kExp };
+constexpr int kMaxDigits = 18;
+constexpr int kMaxExpDigits = 3;
+
+struct Digits {
+  int int_digits, frac_digits, exp_digits;
+  bool negative;
+};
+Digits Unpack(uint32_t a) {
+  return {int(a & 0xFF), int((a >> 8) & 0xFF), int((a >> 16) & 0xFF), bool((a >> 24) & 1)};
+}
+uint32_t Pack(const Digits& d) {
+  return uint32_t(d.int_digits) | uint32_t(d.frac_digits) << 8 | uint32_t(d.exp_digits) << 16 |
+         uint32_t(d.negative) << 24;
+}
+
+long double Pow10(int n) {
+  long double p = 1;
+  for (int i = 0; i < n; ++i) p *= 10;
+  return p;
+}
+
+// Does the magnitude interval [a, b] (b_open: b itself excluded) of a number with this sign meet
+// the node's bounds?
+bool Meets(const SchemaNode& n, bool negative, long double a, long double b, bool b_open) {
+  long double lo = negative ? -b : a, hi = negative ? -a : b;
+  bool lo_open = negative && b_open, hi_open = !negative && b_open;
+  if (n.has_max) {
+    const long double m = n.maximum;
+    if (lo > m || (lo == m && (lo_open || n.exclusive_max))) return false;
+  }
+  if (n.has_min) {
+    const long double m = n.minimum;
+    if (hi < m || (hi == m && (hi_open || n.exclusive_min))) return false;
+  }
+  return true;
+}
+
+// Can some completion of this prefix satisfy the bounds?
+bool Viable(const SchemaNode& n, NumState s, const Digits& d, uint64_t ip, uint64_t fp) {
+  const bool integer_only = !(n.types & kNumber);
+  const long double p = static_cast<long double>(ip);
+  switch (s) {
+    case kMinus:
+      return Meets(n, true, 0, Pow10(kMaxDigits), true);
+    case kZero:
+      return Meets(n, d.negative, 0, 0, false) ||
+             (!integer_only && Meets(n, d.negative, 0, 1, true));
+    case kInt: {
+      if (Meets(n, d.negative, p, p, false)) return true;
+      if (!integer_only && Meets(n, d.negative, p, p + 1, true)) return true;
+      for (int j = 1; d.int_digits + j <= kMaxDigits; ++j) {
+        const long double scale = Pow10(j);
+        if (integer_only ? Meets(n, d.negative, p * scale, (p + 1) * scale - 1, false)
+                         : Meets(n, d.negative, p * scale, (p + 1) * scale, true)) {
+          return true;
+        }
+      }
+      return false;
+    }
+    case kDot:
+      return Meets(n, d.negative, p, p + 1, true);
+    case kFrac: {
+      // Permissive by a relative 1e-12 (decimal vs binary rounding near a bound); the exact
+      // verdict is InBounds at the end.
+      const long double scale = Pow10(d.frac_digits);
+      const long double a = p + static_cast<long double>(fp) / scale;
+      const long double slack = (a + 1) * 1e-12L;
+      return Meets(n, d.negative, a > slack ? a - slack : 0, a + slack, false) ||
+             (d.frac_digits < kMaxDigits && Meets(n, d.negative, a, a + 1 / scale, true));
+    }
+    default:
+      return true;
+  }
+}
+
+// The exact check at the end uses the double the text parses to (as any JSON reader would), not
+// long double arithmetic, so bounds like 0.001 compare as the validator compares them.
+bool InBounds(const SchemaNode& n, const Digits& d, uint64_t ip, uint64_t fp) {
+  std::string text = std::to_string(ip);
+  if (d.frac_digits > 0) {
+    std::string frac = std::to_string(fp);
+    text += "." + std::string(static_cast<size_t>(d.frac_digits) - frac.size(), '0') + frac;
+  }
+  const double v = std::strtod(text.c_str(), nullptr);
+  return Meets(n, d.negative, v, v, false);
+}
+
+}  // namespace
+
+StepResult StepNumber(const Grammar& g, Frame& f, int32_t e) {
+  const bool plain = f.node < 0;
+  const bool integer_only =
+      f.node == kPlainIntegerNode || (!plain && !(g.node(f.node).types & kNumber));
+  const bool exponent_ok = plain && !integer_only;
+  Digits d = Unpack(f.a);
+  auto s = static_cast<NumState>(f.state);
+  const bool digit = e >= '0' && e <= '9';
+  const int v = e - '0';
+  NumState next = s;
+  switch (s) {
+    case kStart:
+      if (e == '-') {
+        next = kMinus;
+        d.negative = true;
+        break;
+      }
+      [[fallthrough]];
+    case kMinus:
+      if (!digit) return MakeStep(StepKind::kReject);
+      next = v == 0 ? kZero : kInt;
+      if (v != 0) {
+        d.int_digits = 1;
+        if (!plain) f.c = static_cast<uint64_t>(v);
+      }
+      break;
+    case kZero:
+    case kInt:
+      if (digit && s == kInt && d.int_digits < kMaxDigits) {
+        ++d.int_digits;
+        if (!plain) f.c = f.c * 10 + static_cast<uint64_t>(v);
+      } else if (e == '.' && !integer_only) {
+        next = kDot;
+      } else if ((e == 'e' || e == 'E') && exponent_ok) {
+        next = kExpMark;
+      } else {
+        next = kStart;  // the number ends before e
+      }
+      break;
+    case kDot:
+    case kFrac:
+      if (digit && d.frac_digits < kMaxDigits) {
+        next = kFrac;
+        ++d.frac_digits;
+        if (!plain) f.d = f.d * 10 + static_cast<uint64_t>(v);
+      } else if (s == kFrac && (e == 'e' || e == 'E') && exponent_ok) {
+        next = kExpMark;
+      } else if (s == kFrac) {
+        next = kStart;
+      } else {
+        return MakeStep(StepKind::kReject);
+      }
+      break;
+    case kExpMark:
+      if (e == '+' || e == '-') {
+        next = kExpSign;
+        break;
+      }
+      [[fallthrough]];
+    case kExpSign:
+      if (!digit) return MakeStep(StepKind::kReject);
+      next = kExp;
+      d.exp_digits = 1;
+      break;
+    case kExp:
+      if (digit && d.exp_digits < kMaxExpDigits) {
+        ++d.exp_digits;
+      } else {
+        next = kStart;
+      }
+      break;
+  }
+  if (next == kStart) {  // e is not part of the number: finish if the number is complete
+    const bool complete = s == kZero || s == kInt || s == kFrac || s == kExp;
+    if (!complete || (!plain && !InBounds(g.node(f.node), d, f.c, f.d))) {
+      return MakeStep(StepKind::kReject);
+    }
+    return MakeStep(StepKind::kPopRetry);
+  }
+  if (!plain && !Viable(g.node(f.node), next, d, f.c, f.d)) return MakeStep(StepKind::kReject);
+  f.state = next;
+  f.a = Pack(d);
+  return MakeStep(StepKind::kConsume);
+}
+
+}  // namespace k3::structured

@@ -1,0 +1,234 @@
+#include "structured/mask_walk.h"
+
+#include <algorithm>
+#include <string>
+
+#include "structured/frame_internal.h"
+#include "structured/grammar.h"
+
+namespace k3::structured {
+namespace {
+
+struct Pending {
+  int32_t result;
+  std::string remainder;
+  int32_t token;
+};
+
+bool IsShared(const Frame& f) {
+  switch (f.kind) {
+    case FrameKind::kString:
+      return f.node == kPlainStringNode;
+    case FrameKind::kNumber:
+      return f.node < 0;
+    case FrameKind::kLiteral:
+      return f.node <= kNullList;
+    case FrameKind::kValue:
+    case FrameKind::kObject:
+    case FrameKind::kArray:
+    case FrameKind::kKey:
+      return f.node == kAnyNode;
+    default:
+      return false;
+  }
+}
+
+template <typename Fn>
+void ForEachTokenIn(const std::vector<TrieNode>& trie, size_t begin, size_t end, Fn fn) {
+  for (size_t j = begin; j < end; ++j) {
+    if (trie[j].token >= 0) fn(trie[j].token, trie[j].depth);
+  }
+}
+
+std::vector<RemainderTrie> BuildRemainders(std::vector<Pending> pending) {
+  std::sort(pending.begin(), pending.end(), [](const Pending& x, const Pending& y) {
+    return x.result != y.result ? x.result < y.result : x.remainder < y.remainder;
+  });
+  std::vector<RemainderTrie> out;
+  std::vector<uint32_t> open;
+  std::string_view previous;
+  auto close_to = [&](size_t depth) {
+    while (open.size() > depth) {
+      out.back().nodes[open.back()].next = static_cast<uint32_t>(out.back().nodes.size());
+      open.pop_back();
+    }
+  };
+  for (const Pending& p : pending) {
+    if (out.empty() || out.back().result != p.result) {
+      if (!out.empty()) close_to(0);
+      out.emplace_back();
+      out.back().result = p.result;
+      previous = {};
+    }
+    RemainderTrie& t = out.back();
+    if (p.remainder.empty()) {
+      t.at_root.push_back(p.token);
+      continue;
+    }
+    size_t common = 0;
+    while (common < previous.size() && common < p.remainder.size() &&
+           previous[common] == p.remainder[common]) {
+      ++common;
+    }
+    close_to(common);
+    for (size_t d = common; d < p.remainder.size(); ++d) {
+      open.push_back(static_cast<uint32_t>(t.nodes.size()));
+      RemainderTrie::Node node;
+      node.byte = static_cast<uint8_t>(p.remainder[d]);
+      node.depth = static_cast<uint16_t>(d + 1);
+      t.nodes.push_back(node);
+    }
+    // Tokens are sorted by remainder, so equal remainders are adjacent: extend the node's range.
+    RemainderTrie::Node& last = t.nodes[open.back()];
+    if (last.tokens_end == last.tokens_begin) {
+      last.tokens_begin = static_cast<uint32_t>(t.tokens.size());
+    }
+    t.tokens.push_back(p.token);
+    last.tokens_end = static_cast<uint32_t>(t.tokens.size());
+    previous = p.remainder;
+  }
+  if (!out.empty()) close_to(0);
+  return out;
+}
+
+std::shared_ptr<MaskEntry> ComputeEntry(const Grammar& g, const Frame& top) {
+  auto entry = std::make_shared<MaskEntry>();
+  const Vocabulary& vocab = g.vocab();
+  entry->accepted = TokenSet(vocab.size());
+  if (top.kind == FrameKind::kProgram && g.program(top.node).ops[top.a].kind == Op::kFreeText) {
+    entry->accepted = vocab.ordinary_set();  // free text takes every ordinary byte
+    return entry;
+  }
+  const std::vector<TrieNode>& trie = vocab.trie();
+  thread_local std::vector<LocalStack> states;
+  if (states.size() < 256) states.resize(256);  // grown below if a token is longer
+  states[0].n = 1;
+  states[0].frames[0] = top;
+  std::vector<Pending> pending;
+  for (size_t i = 0; i < trie.size();) {
+    const TrieNode& node = trie[i];
+    if (node.depth >= states.size()) states.resize(node.depth + 1);
+    LocalStack& s = states[node.depth];
+    s.CopyFrom(states[node.depth - 1]);
+    ++entry->walked_nodes;
+    int32_t result = 0;
+    const Advance adv = AdvanceStack(g, s, 0, node.byte, &result);
+    if (adv == Advance::kOk) {
+      if (node.token >= 0) entry->accepted.Set(static_cast<size_t>(node.token));
+      ++i;
+      continue;
+    }
+    if (adv == Advance::kUnderflowRetry || adv == Advance::kUnderflowConsumed) {
+      const size_t offset = node.depth - (adv == Advance::kUnderflowRetry ? 1 : 0);
+      ForEachTokenIn(trie, i, node.next, [&](int32_t token, uint16_t) {
+        pending.push_back({result, std::string(vocab.Bytes(token).substr(offset)), token});
+      });
+    } else if (adv == Advance::kFork || s.overflow) {
+      ForEachTokenIn(trie, i, node.next,
+                     [&](int32_t token, uint16_t) { entry->full_check.push_back(token); });
+    }
+    i = node.next;
+  }
+  entry->remainders = BuildRemainders(std::move(pending));
+  return entry;
+}
+
+// Does `stack` take all of `bytes`, with forks?
+bool TakesBytes(const Grammar& g, const FrameStack& stack, std::string_view bytes) {
+  std::vector<FrameStack> stacks{stack};
+  for (unsigned char c : bytes) {
+    if (!AdvanceAll(g, stacks, c)) return false;
+  }
+  return true;
+}
+
+void WalkRemainders(const Grammar& g, const FrameStack& parent, const RemainderTrie& rt,
+                    TokenSet* mask) {
+  for (int32_t t : rt.at_root) mask->Set(static_cast<size_t>(t));
+  if (rt.nodes.empty()) return;
+  thread_local std::vector<FrameStack> states;
+  if (states.empty()) states.resize(64);
+  states[0] = parent;
+  for (size_t i = 0; i < rt.nodes.size();) {
+    const RemainderTrie::Node& node = rt.nodes[i];
+    if (node.depth >= states.size()) states.resize(node.depth + 1);
+    FrameStack& s = states[node.depth];
+    s.frames.assign(states[node.depth - 1].frames.begin(), states[node.depth - 1].frames.end());
+    int32_t unused = 0;
+    const Advance adv = AdvanceStack(g, s, 0, node.byte, &unused);
+    if (adv == Advance::kOk) {
+      for (uint32_t k = node.tokens_begin; k < node.tokens_end; ++k) {
+        mask->Set(static_cast<size_t>(rt.tokens[k]));
+      }
+      ++i;
+      continue;
+    }
+    if (adv == Advance::kFork) {  // rare: check each token of the subtree with forks
+      for (size_t j = i; j < node.next; ++j) {
+        const RemainderTrie::Node& sub = rt.nodes[j];
+        for (uint32_t k = sub.tokens_begin; k < sub.tokens_end; ++k) {
+          const int32_t t = rt.tokens[k];
+          const std::string_view bytes = g.vocab().Bytes(t);
+          const size_t rest = bytes.size() - sub.depth + node.depth - 1;
+          if (TakesBytes(g, states[node.depth - 1], bytes.substr(rest))) {
+            mask->Set(static_cast<size_t>(t));
+          }
+        }
+      }
+    }
+    i = node.next;
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const MaskEntry> EntryFor(const Grammar& g, const Frame& top) {
+  MaskCache& cache = IsShared(top) ? g.vocab().shared_cache() : g.cache();
+  const bool cacheable = IsCacheable(top);
+  if (cacheable) {
+    if (auto hit = cache.Find(top)) return hit;
+  }
+  std::shared_ptr<const MaskEntry> entry = ComputeEntry(g, top);
+  if (cacheable) cache.Insert(top, entry);
+  return entry;
+}
+
+bool AdvanceAll(const Grammar& g, std::vector<FrameStack>& stacks, int32_t event) {
+  std::vector<FrameStack> work;
+  work.swap(stacks);
+  while (!work.empty()) {
+    FrameStack s = std::move(work.back());
+    work.pop_back();
+    int32_t unused = 0;
+    const Advance adv = AdvanceStack(g, s, 0, event, &unused);
+    if (adv == Advance::kOk) {
+      if (std::find(stacks.begin(), stacks.end(), s) == stacks.end())
+        stacks.push_back(std::move(s));
+    } else if (adv == Advance::kFork) {
+      for (int32_t alt : ForkAlternatives(g, s.back(), event)) {
+        FrameStack copy = s;
+        copy.back() = ValueFrame(alt);
+        work.push_back(std::move(copy));
+      }
+    }
+  }
+  return !stacks.empty();
+}
+
+void AddOrdinaryAllowed(const Grammar& g, const FrameStack& stack, TokenSet* mask) {
+  const std::shared_ptr<const MaskEntry> entry = EntryFor(g, stack.back());
+  mask->UnionWith(entry->accepted);
+  if (!entry->remainders.empty() && stack.size() > 1) {
+    FrameStack parent;
+    for (const RemainderTrie& rt : entry->remainders) {
+      parent.frames.assign(stack.frames.begin(), stack.frames.end() - 1);
+      OnChildDone(g, parent.back(), rt.result);
+      WalkRemainders(g, parent, rt, mask);
+    }
+  }
+  for (int32_t t : entry->full_check) {
+    if (TakesBytes(g, stack, g.vocab().Bytes(t))) mask->Set(static_cast<size_t>(t));
+  }
+}
+
+}  // namespace k3::structured

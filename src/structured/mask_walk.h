@@ -1,0 +1,26 @@
+// Mask computation over the vocabulary trie (see mask_cache.h for the scheme).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "structured/frame.h"
+#include "structured/mask_cache.h"
+#include "structured/token_set.h"
+
+namespace k3::structured {
+
+class Grammar;
+
+// The entry for top frame `top`, from the grammar's or the vocabulary's cache, or computed (and
+// cached if the frame is cacheable). Thread-safe.
+std::shared_ptr<const MaskEntry> EntryFor(const Grammar& g, const Frame& top);
+
+// Feeds `event` to every stack, splitting stacks at ambiguous anyOf values and dropping the ones
+// that reject it (duplicates merged). False when none is left (then `stacks` is empty).
+bool AdvanceAll(const Grammar& g, std::vector<FrameStack>& stacks, int32_t event);
+
+// Adds to `mask` the ordinary tokens allowed after `stack` (specials and end tokens excluded).
+void AddOrdinaryAllowed(const Grammar& g, const FrameStack& stack, TokenSet* mask);
+
+}  // namespace k3::structured

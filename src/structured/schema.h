@@ -1,0 +1,101 @@
+// JSON Schema -> SchemaGraph: the schema resolved into numbered nodes (refs become edges, so
+// recursion is a cycle), checked against what the matcher can enforce. A keyword the matcher
+// cannot enforce is an error naming it (the API answers 400), never silently ignored.
+//
+// Supported (Moonshot's MFJS subset and more): type (one or a list), properties, required,
+// additionalProperties (bool or schema; default true), items, enum, const, anyOf, oneOf (when the
+// alternatives have disjoint types, so "exactly one" equals "any"), $defs/definitions + $ref
+// (in-document, recursion allowed), minLength/maxLength, minItems/maxItems, minimum/maximum,
+// exclusiveMinimum/exclusiveMaximum (numbers), and the annotations title, description, default,
+// examples, $schema, $id, $comment, deprecated, readOnly, writeOnly. Keywords outside JSON Schema
+// are ignored, as the standard says.
+//
+// Every node keeps only values that can be finished: alternatives, optional properties and items
+// that have no finite instance are pruned, and a schema with no finite instance at the root (or a
+// required property without one) is an error.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace k3::structured {
+
+// JSON types as bits. kNumber admits integers too; kInteger alone means no fraction or exponent.
+enum TypeBits : uint8_t {
+  kObject = 1,
+  kArray = 2,
+  kString = 4,
+  kInteger = 8,
+  kNumber = 16,
+  kBoolean = 32,
+  kNull = 64,
+  kAllTypes = 127,
+};
+
+// Node indices with a fixed meaning in every graph.
+inline constexpr int32_t kAnyNode = 0;  // any JSON value (the schema `true` or `{}`)
+
+struct Property {
+  std::string key;  // the canonical JSON spelling of the name, without the quotes
+  int32_t node = kAnyNode;
+  bool required = false;
+};
+
+struct SchemaNode {
+  uint8_t types = kAllTypes;
+  // enum / const: the value is one of these canonical compact JSON texts (sorted, unique);
+  // `types` is then only what the literals are.
+  bool has_literals = false;
+  std::vector<std::string> literals;
+  // anyOf / oneOf: the value matches one of these nodes; nothing else of this node applies.
+  std::vector<int32_t> any_of;
+  // object: properties sorted by key; additional = node for other keys, or -1 for none.
+  std::vector<Property> properties;
+  int32_t additional = kAnyNode;
+  int required_count = 0;
+  // array
+  int32_t items = kAnyNode;
+  int64_t min_items = 0;
+  int64_t max_items = -1;  // -1: unbounded
+  // string (code points)
+  int64_t min_length = 0;
+  int64_t max_length = -1;
+  // number bounds (only with has_min / has_max)
+  bool has_min = false, has_max = false;
+  bool exclusive_min = false, exclusive_max = false;
+  double minimum = 0, maximum = 0;
+
+  bool IsPlainString() const { return min_length == 0 && max_length < 0; }
+  bool HasBounds() const { return has_min || has_max; }
+};
+
+struct SchemaGraph {
+  std::vector<SchemaNode> nodes;  // nodes[kAnyNode] is the any-value node
+  int32_t root = kAnyNode;
+};
+
+// The canonical spelling of a JSON string's contents (no quotes): what Python's
+// json.dumps(..., ensure_ascii=False) writes. Object keys and string literals must be spelled this
+// way, so that one value has one spelling and a key cannot pose as another.
+std::string CanonicalJsonString(std::string_view utf8);
+// Canonical compact JSON text of a value (keys in the given order, numbers as nlohmann prints
+// them after integral floats lose nothing).
+std::string CanonicalJson(const nlohmann::json& value);
+
+// INVALID_ARGUMENT naming the keyword and its JSON pointer on anything unsupported or
+// unsatisfiable.
+base::Result<SchemaGraph> CompileSchema(const nlohmann::json& schema);
+// A graph whose root accepts any JSON object (response_format json_object).
+SchemaGraph AnyObjectGraph();
+// Adds `schema` as a new root-like node of an existing graph (tools share one graph); returns
+// its node index.
+base::Result<int32_t> AddSchema(const nlohmann::json& schema, SchemaGraph* graph);
+// A node of `graph` whose values are those of `node` restricted to the JSON types in `types`
+// (-1 if none remain). May add nodes.
+int32_t RestrictTypes(SchemaGraph* graph, int32_t node, uint8_t types);
+
+}  // namespace k3::structured

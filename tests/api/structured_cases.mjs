@@ -1,0 +1,142 @@
+// Constrained decoding through the official `openai` client on the demo model (random weights,
+// sampled at temperature 1.0, so only the grammar makes the replies well formed): tool_choice
+// required / named / none, parallel_tool_calls false, response_format json_object and
+// json_schema, streamed and not. Arguments and contents are validated by Python jsonschema
+// (tests/structured/validate.py), not by this script.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { repoRoot } from './lib.mjs';
+import { assembleChat } from './scripts.mjs';
+
+const MODEL = 'k3-demo';
+const USER = [{ role: 'user', content: 'Plan my trip.' }];
+const NO_THINKING = { thinking: { type: 'disabled' } };
+
+const WEATHER = {
+  type: 'object',
+  properties: {
+    city: { type: 'string', minLength: 1, maxLength: 12 },
+    days: { type: 'integer', minimum: 1, maximum: 7 },
+    unit: { enum: ['celsius', 'fahrenheit'] },
+    stops: { type: 'array', items: { type: 'string', maxLength: 6 }, maxItems: 3 },
+  },
+  required: ['city', 'days'],
+  additionalProperties: false,
+};
+const FLIGHT = {
+  type: 'object',
+  properties: { from: { type: 'string', maxLength: 4 }, to: { type: 'string', maxLength: 4 }, direct: { type: 'boolean' } },
+  required: ['from', 'to'],
+  additionalProperties: false,
+};
+const TOOLS = [
+  { type: 'function', function: { name: 'get_weather', strict: true, parameters: WEATHER } },
+  { type: 'function', function: { name: 'book_flight', strict: true, parameters: FLIGHT } },
+];
+const SCHEMAS = { get_weather: WEATHER, book_flight: FLIGHT };
+const ANSWER = {
+  type: 'object',
+  properties: { answer: { type: 'string', maxLength: 10 }, score: { type: 'number', minimum: 0, maximum: 1 }, tags: { type: 'array', items: { enum: ['a', 'b'] } } },
+  required: ['answer', 'score'],
+  additionalProperties: false,
+};
+
+async function collect(stream) {
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return chunks;
+}
+
+// Non-streamed and streamed choices of `params` in one shape: [{message, finish_reason}].
+async function choices(client, params, stream) {
+  if (!stream) {
+    const r = await client.chat.completions.create(params);
+    return r.choices.map((c) => ({ message: c.message, finish_reason: c.finish_reason }));
+  }
+  const assembled = assembleChat(await collect(await client.chat.completions.create({ ...params, stream: true })));
+  return [...assembled.choices.values()];
+}
+
+// Runs validate.py on {name, schema, outputs, finished} records; throws with its report on failure.
+function validateWithJsonschema(records, work, label) {
+  const file = path.join(work, `${label}.jsonl`);
+  fs.mkdirSync(work, { recursive: true });
+  fs.writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const run = spawnSync('/usr/bin/python3', [path.join(repoRoot, 'tests/structured/validate.py'), 'generations', file], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `jsonschema rejected ${label}:\n${run.stdout}\n${run.stderr}`);
+}
+
+export async function structuredCases(check, { server, sdk, args }) {
+  const client = new sdk.OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 300000 });
+  const work = path.join(args.work, 'structured');
+
+  for (const stream of [false, true]) {
+    const mode = stream ? 'streamed' : 'not streamed';
+    await check(`structured: tool_choice required gives valid tool_calls, 20 of 20 (${mode})`, async () => {
+      const records = [];
+      for (let i = 0; i < 4; i++) {
+        const got = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', n: 5, temperature: 1.0, seed: 100 + i, max_tokens: 400, ...NO_THINKING }, stream);
+        assert.equal(got.length, 5);
+        for (const c of got) {
+          assert.equal(c.finish_reason, 'tool_calls', JSON.stringify(c));
+          const calls = c.message.tool_calls;
+          assert.ok(calls.length >= 1, JSON.stringify(c.message));
+          for (const call of calls) {
+            assert.ok(call.function.name in SCHEMAS, call.function.name);
+            assert.match(call.id, /^functions\.(get_weather|book_flight):\d+$/);
+            records.push({ name: call.function.name, schema: SCHEMAS[call.function.name], outputs: [call.function.arguments], finished: [true] });
+          }
+        }
+      }
+      validateWithJsonschema(records, work, `required_${stream ? 'stream' : 'body'}`);
+    });
+  }
+
+  await check('structured: named tool_choice and parallel_tool_calls false give exactly that one call', async () => {
+    const records = [];
+    for (const stream of [false, true]) {
+      const got = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'book_flight' } }, n: 3, temperature: 1.0, seed: 7, max_tokens: 300, ...NO_THINKING }, stream);
+      for (const c of got) {
+        assert.equal(c.message.tool_calls.length, 1, JSON.stringify(c.message));
+        assert.equal(c.message.tool_calls[0].function.name, 'book_flight');
+        records.push({ name: 'book_flight', schema: FLIGHT, outputs: [c.message.tool_calls[0].function.arguments], finished: [c.finish_reason === 'tool_calls'] });
+      }
+      const single = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', parallel_tool_calls: false, n: 3, temperature: 1.0, seed: 8, max_tokens: 300, ...NO_THINKING }, stream);
+      for (const c of single) assert.equal(c.message.tool_calls.length, 1, JSON.stringify(c.message));
+    }
+    validateWithJsonschema(records, work, 'named');
+  });
+
+  await check('structured: tool_choice none never produces tool calls', async () => {
+    for (const stream of [false, true]) {
+      const got = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'none', n: 4, temperature: 1.0, seed: 9, max_tokens: 120, ...NO_THINKING }, stream);
+      for (const c of got) {
+        assert.ok(!c.message.tool_calls || c.message.tool_calls.length === 0, JSON.stringify(c.message));
+        assert.ok(['stop', 'length'].includes(c.finish_reason), c.finish_reason);
+      }
+    }
+  });
+
+  await check('structured: response_format json_schema and json_object give compact valid JSON', async () => {
+    const records = [];
+    for (const stream of [false, true]) {
+      const got = await choices(client, { model: MODEL, messages: USER, n: 8, temperature: 1.0, seed: 11, max_tokens: 600, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: ANSWER } }, ...NO_THINKING }, stream);
+      records.push({ name: 'answer', schema: ANSWER, outputs: got.map((c) => c.message.content), finished: got.map((c) => c.finish_reason === 'stop') });
+      const objects = await choices(client, { model: MODEL, messages: USER, n: 4, temperature: 1.0, seed: 12, max_tokens: 600, response_format: { type: 'json_object' }, ...NO_THINKING }, stream);
+      records.push({ name: 'json_object', schema: { type: 'object' }, outputs: objects.map((c) => c.message.content), finished: objects.map((c) => c.finish_reason === 'stop') });
+    }
+    validateWithJsonschema(records, work, 'response_format');
+  });
+
+  await check('structured: an unsupported schema keyword is a 400 naming it', async () => {
+    await assert.rejects(
+      client.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 5, response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^a' } } } } } }),
+      (e) => e.status === 400 && /pattern/.test(e.message));
+    await assert.rejects(
+      client.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 5, tools: [{ type: 'function', function: { name: 'f', strict: true, parameters: { type: 'object', properties: { n: { type: 'number', multipleOf: 2 } } } } }] }),
+      (e) => e.status === 400 && /multipleOf/.test(e.message) && /tools\[0\]/.test(e.message));
+  });
+}
