@@ -65,11 +65,21 @@ for model in k2 k2-thinking k25; do
   cp "$shared/kimi/$model/chat_template.jinja" "$build/fuzz-seeds/jinja_fuzzer/$model.jinja"
 done
 
-# Request bodies, renders and tool lists from the chat goldens.
-for target in api_request_fuzzer k3_render_fuzzer tool_ts_fuzzer; do mkdir -p "$build/fuzz-seeds/$target"; done
-/usr/bin/python3 - "$shared" "$build/fuzz-seeds" <<'PY' || true
+# Request bodies, renders and tool lists from the chat goldens; for the structured-output fuzzer,
+# SCHEMA 0x00 INSTANCE with one valid and one invalid instance per line of the schema corpus.
+for target in api_request_fuzzer k3_render_fuzzer tool_ts_fuzzer structured_fuzzer; do
+  mkdir -p "$build/fuzz-seeds/$target"
+done
+/usr/bin/python3 - "$shared" "$build/fuzz-seeds" "$root/tests/structured/schema_corpus.jsonl" <<'PY' || true
 import json, sys, os
-shared, seeds = sys.argv[1], sys.argv[2]
+shared, seeds, schema_corpus = sys.argv[1], sys.argv[2], sys.argv[3]
+for n, line in enumerate(open(schema_corpus, encoding="utf-8")):
+    case = json.loads(line)
+    schema = json.dumps(case["schema"], ensure_ascii=False).encode()
+    for kind in ("valid", "invalid"):
+        if case.get(kind):
+            instance = case[kind][n % len(case[kind])].encode()
+            open(os.path.join(seeds, "structured_fuzzer", f"{n}_{kind}"), "wb").write(schema + b"\0" + instance)
 for n, line in enumerate(open(os.path.join(shared, "goldens/chat/k3_render.jsonl"))):
     request = json.dumps(json.loads(line)["request"], ensure_ascii=False).encode()
     open(os.path.join(seeds, "k3_render_fuzzer", f"{n}.json"), "wb").write(request)
@@ -79,12 +89,21 @@ for n, line in enumerate(open(os.path.join(shared, "goldens/chat/tool_ts.jsonl")
     open(os.path.join(seeds, "tool_ts_fuzzer", f"{n}.json"), "wb").write(tools)
 PY
 
+# The structured-output fuzzer's dictionary: JSON Schema keywords and type names (quoted, as in the
+# JSON), and JSON escapes that reach the string lexer's corners (surrogates, control characters).
+printf '"\\"%s\\""\n' type properties required additionalProperties items enum const anyOf oneOf \
+  '$ref' '$defs' definitions minLength maxLength minItems maxItems minimum maximum \
+  exclusiveMinimum exclusiveMaximum object array string integer number boolean null \
+  >"$build/fuzz-seeds/structured.dict"
+printf '"%s"\n' '#/$defs/' '\\ud83d\\ude00' '\\udc00' '\\u0000' '\\u001f' '1e308' '-0.0' \
+  >>"$build/fuzz-seeds/structured.dict"
+
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
          tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer k3_render_fuzzer
-         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer)
+         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer)
 failed=0
 for target in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$target"
@@ -97,6 +116,8 @@ for target in "${targets[@]}"; do
       extra+=(-dict="$build/fuzz-seeds/specials.dict") ;;
     safetensors_header_fuzzer)
       extra+=(-dict="$build/fuzz-seeds/safetensors.dict") ;;
+    structured_fuzzer)
+      extra+=(-dict="$build/fuzz-seeds/structured.dict") ;;
   esac
   status=0
   "$build/fuzz/$target" "$corpus" "$build/fuzz-seeds/$target" "${extra[@]}" \

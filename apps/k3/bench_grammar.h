@@ -72,4 +72,29 @@ void Replay(const ReplayInput& in, ReplayStats* stats, std::span<float> logits);
 // select per mixed word measured 4-12x slower at -march=x86-64-v2: it does not vectorize.)
 void ApplyMask(const structured::TokenSet& mask, std::span<float> logits);
 
+// End-to-end decode throughput on the demo checkpoint with a JSON-schema grammar vs without
+// (bench_grammar_e2e.cc, which describes the workload). Throughputs are decode-phase tokens/s.
+struct E2eResult {
+  int rounds = 0, sequences = 0;
+  int64_t max_tokens = 0;
+  size_t threads = 0;
+  double unconstrained_tps = 0, constrained_tps = 0, cold_tps = 0;
+  double ratio = 0;                  // constrained / unconstrained, over all rounds
+  std::vector<double> round_ratios;  // the same per round
+  double median_ratio = 0;           // of round_ratios: the verdict (robust to a noisy round)
+  double unconstrained_step_ms = 0, constrained_step_ms = 0;
+  double mean_length = 0;  // constrained output tokens per sequence (EOS included)
+  int64_t max_length = 0, steps_per_run = 0;
+  int eos_finished = 0, valid_json = 0;
+  int violations = 0;           // an output token outside its mask on replay (a bug)
+  int nondeterministic = 0;     // constrained runs whose outputs differed from the first run's
+  std::vector<double> mask_us;  // FillMask per output token, replayed on the warm grammar
+};
+
+// Writes the demo checkpoint if needed, starts an engine on it and runs the first constrained
+// batch, then `rounds` x (unconstrained, constrained).
+base::Result<E2eResult> RunDecodeBench(int rounds);
+void PrintE2e(const E2eResult& r);
+nlohmann::ordered_json E2eJson(const E2eResult& r);
+
 }  // namespace k3::app::grammar_bench

@@ -9,10 +9,13 @@
 //   grammars again. One more mask per instance is taken after its last token, where EOS must be
 //   allowed.
 // - Apply: setting -inf in a 163,840-float logits row where the mask is 0, as the engine will.
+// - End to end (--e2e-rounds): decode throughput of the engine on the demo checkpoint with a
+//   schema vs without one (bench_grammar_e2e.cc).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "apps/k3/bench_grammar.h"
 #include "apps/k3/bench_report.h"
@@ -43,6 +46,7 @@ struct BenchGrammarFlags {
   std::string model = "k3";
   bool json = false;
   size_t limit = 0;
+  int e2e_rounds = 12;
 };
 
 double MillisSince(Clock::time_point t) {
@@ -103,7 +107,10 @@ struct Results {
   double vocab_ms = 0, wall_s = 0;
   std::vector<double> compile_ms;  // CompileSchema + JsonGrammar, one per compiled schema
   gb::ReplayStats cold, warm;
-  size_t violations() const { return cold.violations + warm.violations; }
+  std::optional<gb::E2eResult> e2e;
+  size_t violations() const {
+    return cold.violations + warm.violations + (e2e ? static_cast<size_t>(e2e->violations) : 0);
+  }
   double first_mask_us() const { return cold.mask_us.empty() ? 0 : cold.mask_us.front(); }
 };
 
@@ -200,19 +207,21 @@ Json SummaryJson(const std::vector<double>& samples) {
 }
 
 Json ToJson(const Results& r) {
-  return {{"bench", "grammar"},
-          {"schemas", r.counts.schemas},
-          {"compile_errors", r.counts.compile_errors},
-          {"instances", r.counts.instances},
-          {"skipped", r.counts.skipped},
-          {"violations", r.violations()},
-          {"vocab_build_ms", r.vocab_ms},
-          {"compile_ms", SummaryJson(r.compile_ms)},
-          {"first_mask_us", r.first_mask_us()},
-          {"mask_cold_us", SummaryJson(r.cold.mask_us)},
-          {"mask_warm_us", SummaryJson(r.warm.mask_us)},
-          {"apply_mask_us", SummaryJson(r.warm.apply_us)},
-          {"wall_s", r.wall_s}};
+  Json j = {{"bench", "grammar"},
+            {"schemas", r.counts.schemas},
+            {"compile_errors", r.counts.compile_errors},
+            {"instances", r.counts.instances},
+            {"skipped", r.counts.skipped},
+            {"violations", r.violations()},
+            {"vocab_build_ms", r.vocab_ms},
+            {"compile_ms", SummaryJson(r.compile_ms)},
+            {"first_mask_us", r.first_mask_us()},
+            {"mask_cold_us", SummaryJson(r.cold.mask_us)},
+            {"mask_warm_us", SummaryJson(r.warm.mask_us)},
+            {"apply_mask_us", SummaryJson(r.warm.apply_us)},
+            {"wall_s", r.wall_s}};
+  if (r.e2e) j["e2e"] = gb::E2eJson(*r.e2e);
+  return j;
 }
 
 int Run(BenchGrammarFlags f) {
@@ -243,6 +252,15 @@ int Run(BenchGrammarFlags f) {
                 << " trie nodes in " << r.vocab_ms << " ms; end token " << eos;
   RunPasses(*corpus, tok, vocab, eos, &r);
   PrintReport(r);
+  if (f.e2e_rounds > 0) {
+    auto e2e = gb::RunDecodeBench(f.e2e_rounds);
+    if (!e2e.ok()) {
+      K3_LOG(kError) << "end-to-end section: " << e2e.status().ToString();
+      return 1;
+    }
+    r.e2e = std::move(e2e).value();
+    gb::PrintE2e(*r.e2e);
+  }
   r.wall_s = MillisSince(start) / 1e3;
   std::printf("run time: %.1f s\n", r.wall_s);
   if (f.json) std::printf("%s\n", ToJson(r).dump().c_str());
@@ -256,9 +274,12 @@ CommandFn AddBenchGrammarCommand(CLI::App& bench) {
   bench.footer(
       "Replays every valid instance of the schema corpus token by token through the matcher,\n"
       "timing each mask: a cold pass first (fresh grammars), then a warm pass (same grammars).\n"
-      "Also times schema compilation and applying a mask to one logits row. Exits 1 if a token\n"
-      "of a valid instance is ever disallowed (a violation) or a schema fails to compile.\n"
-      "The full corpus takes ~5 minutes on 2 cores (uncached masks dominate); --limit 30 ~20 s.");
+      "Also times schema compilation and applying a mask to one logits row. Then compares\n"
+      "engine decode throughput on the demo checkpoint with a JSON schema vs without.\n"
+      "Exits 1 if a token of a valid instance or of a constrained output is ever disallowed\n"
+      "(a violation) or a schema fails to compile.\n"
+      "The full corpus takes ~5 minutes on 2 cores (uncached masks dominate); --limit 30 ~20 s.\n"
+      "The end-to-end section adds ~1 s per round plus ~1 s (the demo model is tiny).");
   bench.add_option("--shared", f->shared, "Shared reference data (holds kimi/<model>/)")
       ->capture_default_str();
   bench.add_option("--corpus", f->corpus, "Schema corpus, JSON lines {name, schema, valid, ...}")
@@ -266,6 +287,10 @@ CommandFn AddBenchGrammarCommand(CLI::App& bench) {
   bench.add_option("--model", f->model, "Tokenizer folder under <shared>/kimi/ (k3: 163,840 ids)")
       ->capture_default_str();
   bench.add_option("--limit", f->limit, "Only the first N schemas (0 = all)")
+      ->capture_default_str();
+  bench
+      .add_option("--e2e-rounds", f->e2e_rounds,
+                  "Rounds of the end-to-end decode comparison on the demo checkpoint (0 = skip)")
       ->capture_default_str();
   bench.add_flag("--json", f->json, "Also print a one-line JSON summary after the table");
   return [f] { return Run(*f); };

@@ -16,6 +16,7 @@ CommandFn AddGenerateCommand(CLI::App& app);
 CommandFn AddBenchModelCommand(CLI::App& bench);
 CommandFn AddBenchEngineCommand(CLI::App& bench);
 CommandFn AddServeCommand(CLI::App& app);
+CommandFn AddSampleCommand(CLI::App& app);
 CommandFn AddBenchFrontendCommand(CLI::App& bench);
 CommandFn AddBenchGrammarCommand(CLI::App& bench);
 

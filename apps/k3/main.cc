@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   add("detokenize", "Token ids on stdin -> text on stdout", k3::app::AddDetokenizeCommand);
   add("generate", "Greedy decoding on a checkpoint folder (debugging the model runtime)",
       k3::app::AddGenerateCommand);
+  add("sample", "Samples JSON constrained by each schema of a file (checks structured outputs)",
+      k3::app::AddSampleCommand);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print ratios against peers");
   bench->require_subcommand(1);
   CLI::App* bench_tokenizer = bench->add_subcommand(

@@ -196,14 +196,12 @@ bool Narrow(const std::vector<std::string>& list, size_t offset, uint8_t c, uint
   return true;
 }
 
-// Does a canonical key prefix end inside an escape (an odd run of trailing backslashes, or a
-// \u escape still short of its digits)? Then '"' continues it instead of closing it.
-bool InsideEscape(std::string_view prefix) {
-  size_t backslashes = 0;
-  while (backslashes < prefix.size() && prefix[prefix.size() - 1 - backslashes] == '\\') {
-    ++backslashes;
-  }
-  return backslashes % 2 == 1;
+// Does a canonical key prefix end between characters (not inside an escape or a UTF-8
+// sequence)? Only then can '"' close the key; otherwise it continues it or is refused.
+bool AtCharBoundary(std::string_view prefix) {
+  StringLexer lex;
+  for (unsigned char c : prefix) lex.Step(c, /*canonical=*/true);
+  return lex.AtBoundary();
 }
 
 StepResult StepKey(const Grammar& g, Frame& f, int32_t e) {
@@ -221,7 +219,8 @@ StepResult StepKey(const Grammar& g, Frame& f, int32_t e) {
     return Result(StepKind::kConsume);
   }
   const auto& list = g.KeyList(f.node);
-  if (c == '"' && !InsideEscape(f.a < f.b ? std::string_view(list[f.a]).substr(0, f.offset) : "")) {
+  if (c == '"' &&
+      AtCharBoundary(f.a < f.b ? std::string_view(list[f.a]).substr(0, f.offset) : "")) {
     const bool exact = f.a < f.b && n.properties[f.a].key.size() == f.offset;
     if (exact) {
       if ((f.c >> f.a) & 1) return Result(StepKind::kReject);  // a duplicate key
@@ -244,7 +243,7 @@ StepResult StepKey(const Grammar& g, Frame& f, int32_t e) {
   StringLexer lex;
   // Bytes so far were a declared key's prefix: canonical, and ending between characters unless
   // the prefix stops inside an escape or a UTF-8 sequence — re-lex it to find the state.
-  const std::string& prefix = list[f.a];
+  const std::string_view prefix = f.offset > 0 ? std::string_view(list[f.a]) : std::string_view();
   for (size_t i = 0; i < f.offset; ++i) lex.Step(static_cast<uint8_t>(prefix[i]), true);
   const auto out = lex.Step(c, true);
   if (out == StringLexer::kReject || out == StringLexer::kClose) return Result(StepKind::kReject);

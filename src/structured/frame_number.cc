@@ -1,7 +1,8 @@
 // JSON numbers, with bounds enforced while the number is being written: after every byte some
 // completion must still land inside [minimum, maximum], so the matcher never walks into a dead
-// end. Limits (documented in docs/structured.md): at most 18 integer and 18 fraction digits, 3
-// exponent digits; no exponent when the schema has bounds; integers have no fraction or exponent.
+// end. Limits (documented in docs/structured.md): at most 18 integer and 18 fraction digits, 2
+// exponent digits (so every number is a finite double); no exponent when the schema has bounds;
+// integers have no fraction or exponent.
 //
 // Frame fields: state = NumState; a = int digits | frac digits << 8 | exp digits << 16 |
 // negative << 24; c = integer part, d = fraction digits as an integer (bounded numbers only).
@@ -17,7 +18,7 @@ namespace {
 
 enum NumState : uint8_t { kStart, kMinus, kZero, kInt, kDot, kFrac, kExpMark, kExpSign, kExp };
 constexpr int kMaxDigits = 18;
-constexpr int kMaxExpDigits = 3;
+constexpr int kMaxExpDigits = 2;  // every number stays a finite double
 
 struct Digits {
   int int_digits, frac_digits, exp_digits;
@@ -53,6 +54,16 @@ bool Meets(const SchemaNode& n, bool negative, long double a, long double b, boo
   return true;
 }
 
+// "ip.fp" with exactly frac_digits fraction digits ("ip." when zero: a prefix about to get some).
+std::string DecimalText(uint64_t ip, uint64_t fp, int frac_digits) {
+  std::string text = std::to_string(ip) + ".";
+  if (frac_digits > 0) {
+    const std::string frac = std::to_string(fp);
+    text += std::string(static_cast<size_t>(frac_digits) - frac.size(), '0') + frac;
+  }
+  return text;
+}
+
 // Can some completion of this prefix satisfy the bounds?
 bool Viable(const SchemaNode& n, NumState s, const Digits& d, uint64_t ip, uint64_t fp) {
   const bool integer_only = !(n.types & kNumber);
@@ -76,15 +87,17 @@ bool Viable(const SchemaNode& n, NumState s, const Digits& d, uint64_t ip, uint6
       return false;
     }
     case kDot:
-      return Meets(n, d.negative, p, p + 1, true);
     case kFrac: {
-      // Permissive by a relative 1e-12 (decimal vs binary rounding near a bound); the exact
-      // verdict is InBounds at the end.
-      const long double scale = Pow10(d.frac_digits);
-      const long double a = p + static_cast<long double>(fp) / scale;
-      const long double slack = (a + 1) * 1e-12L;
-      return Meets(n, d.negative, a > slack ? a - slack : 0, a + slack, false) ||
-             (d.frac_digits < kMaxDigits && Meets(n, d.negative, a, a + 1 / scale, true));
+      // The doubles a completion can parse to run from the prefix itself (or p.0) to the prefix
+      // padded with nines; as decimal steps (1e-18) are finer than doubles there, every double in
+      // between is reached. Computed with strtod, as the validator's reader does, so bounds like
+      // 0.3 or an exclusive 2.5 compare exactly (no dead end, no valid value refused).
+      const std::string text = DecimalText(ip, fp, s == kFrac ? d.frac_digits : 0);
+      const double lo = std::strtod(text.c_str(), nullptr);
+      const int pad = kMaxDigits - (s == kFrac ? d.frac_digits : 0);
+      const double hi =
+          std::strtod((text + std::string(static_cast<size_t>(pad), '9')).c_str(), nullptr);
+      return Meets(n, d.negative, lo, hi, false);
     }
     default:
       return true;
@@ -94,11 +107,7 @@ bool Viable(const SchemaNode& n, NumState s, const Digits& d, uint64_t ip, uint6
 // The exact check at the end uses the double the text parses to (as any JSON reader would), not
 // long double arithmetic, so bounds like 0.001 compare as the validator compares them.
 bool InBounds(const SchemaNode& n, const Digits& d, uint64_t ip, uint64_t fp) {
-  std::string text = std::to_string(ip);
-  if (d.frac_digits > 0) {
-    std::string frac = std::to_string(fp);
-    text += "." + std::string(static_cast<size_t>(d.frac_digits) - frac.size(), '0') + frac;
-  }
+  const std::string text = DecimalText(ip, fp, d.frac_digits);
   const double v = std::strtod(text.c_str(), nullptr);
   return Meets(n, d.negative, v, v, false);
 }

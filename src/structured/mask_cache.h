@@ -37,9 +37,20 @@ struct RemainderTrie {
   std::vector<int32_t> tokens;
 };
 
+// The top frame finished at a token's first byte: every token under vocabulary-trie node `node`
+// continues on the real stack — from that byte (retry) or after it (consumed). Kept as a trie
+// reference instead of one remainder per token: a number that may end here would otherwise list
+// most of the vocabulary, while the frame below usually rejects all but a few first bytes.
+struct RootPop {
+  uint32_t node = 0;
+  int32_t result = 0;
+  bool consumed = false;
+};
+
 struct MaskEntry {
   TokenSet accepted;
   std::vector<RemainderTrie> remainders;
+  std::vector<RootPop> root_pops;
   std::vector<int32_t> full_check;  // too deep for the local walk: checked on the real stack
   size_t walked_nodes = 0;          // trie nodes visited to build it (cost, for benchmarks)
 };

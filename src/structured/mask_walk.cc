@@ -1,6 +1,7 @@
 #include "structured/mask_walk.h"
 
 #include <algorithm>
+#include <climits>
 #include <string>
 
 #include "structured/frame_internal.h"
@@ -118,7 +119,11 @@ std::shared_ptr<MaskEntry> ComputeEntry(const Grammar& g, const Frame& top) {
       ++i;
       continue;
     }
-    if (adv == Advance::kUnderflowRetry || adv == Advance::kUnderflowConsumed) {
+    if ((adv == Advance::kUnderflowRetry || adv == Advance::kUnderflowConsumed) &&
+        node.depth == 1) {
+      entry->root_pops.push_back(
+          {static_cast<uint32_t>(i), result, adv == Advance::kUnderflowConsumed});
+    } else if (adv == Advance::kUnderflowRetry || adv == Advance::kUnderflowConsumed) {
       const size_t offset = node.depth - (adv == Advance::kUnderflowRetry ? 1 : 0);
       ForEachTokenIn(trie, i, node.next, [&](int32_t token, uint16_t) {
         pending.push_back({result, std::string(vocab.Bytes(token).substr(offset)), token});
@@ -180,6 +185,38 @@ void WalkRemainders(const Grammar& g, const FrameStack& parent, const RemainderT
   }
 }
 
+// Walks vocabulary-trie nodes [begin, end) (a subtree, or the children of one) with `parent` as
+// the stack before their first byte; `base_depth` is the depth of that first byte minus one.
+void WalkVocabSubtree(const Grammar& g, const FrameStack& parent, size_t begin, size_t end,
+                      size_t base_depth, TokenSet* mask) {
+  const std::vector<TrieNode>& trie = g.vocab().trie();
+  thread_local std::vector<FrameStack> states;
+  if (states.size() < 64) states.resize(64);
+  states[0] = parent;
+  for (size_t i = begin; i < end;) {
+    const TrieNode& node = trie[i];
+    const size_t d = node.depth - base_depth;
+    if (d >= states.size()) states.resize(d + 1);
+    FrameStack& s = states[d];
+    s.frames.assign(states[d - 1].frames.begin(), states[d - 1].frames.end());
+    int32_t unused = 0;
+    const Advance adv = AdvanceStack(g, s, 0, node.byte, &unused);
+    if (adv == Advance::kOk) {
+      if (node.token >= 0) mask->Set(static_cast<size_t>(node.token));
+      ++i;
+      continue;
+    }
+    if (adv == Advance::kFork) {  // rare: each token of the subtree with forks
+      ForEachTokenIn(trie, i, node.next, [&](int32_t t, uint16_t) {
+        if (TakesBytes(g, states[d - 1], g.vocab().Bytes(t).substr(d - 1 + base_depth))) {
+          mask->Set(static_cast<size_t>(t));
+        }
+      });
+    }
+    i = node.next;
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const MaskEntry> EntryFor(const Grammar& g, const Frame& top) {
@@ -215,7 +252,78 @@ bool AdvanceAll(const Grammar& g, std::vector<FrameStack>& stacks, int32_t event
   return !stacks.empty();
 }
 
+void ExpandAlternatives(const Grammar& g, std::vector<FrameStack>& stacks) {
+  std::vector<FrameStack> out;
+  std::vector<FrameStack> work;
+  work.swap(stacks);
+  for (int guard = 0; !work.empty() && guard < 4096; ++guard) {
+    FrameStack s = std::move(work.back());
+    work.pop_back();
+    const Frame& top = s.back();
+    // A program about to read a JSON value: push the value frame now (as its delegation would),
+    // so an anyOf at the root is expanded too.
+    if (top.kind == FrameKind::kProgram && top.state == 0) {
+      const Op& op = g.program(top.node).ops[top.a];
+      if (op.kind == Op::kJson && !g.node(op.node).any_of.empty()) {
+        s.frames.push_back(ValueFrame(op.node));
+        work.push_back(std::move(s));
+        continue;
+      }
+    }
+    if (top.kind == FrameKind::kValue && !g.node(top.node).any_of.empty()) {
+      for (int32_t alt : g.node(top.node).any_of) {
+        FrameStack copy = s;
+        copy.back() = ValueFrame(alt);
+        work.push_back(std::move(copy));
+      }
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
+  }
+  stacks = std::move(out);
+}
+
+namespace {
+
+// A string with minLength / maxLength, between characters: the plain string's mask (same stack,
+// cached entry) filtered by the characters each token starts or closes after (StringProfile),
+// instead of a trie walk per character count.
+void AddBoundedStringAllowed(const Grammar& g, const FrameStack& stack, TokenSet* mask) {
+  const Frame& top = stack.back();
+  const SchemaNode& n = g.node(top.node);
+  const int64_t count = top.a;
+  const int64_t need = std::max<int64_t>(0, n.min_length - count);
+  const int64_t room = n.max_length < 0 ? INT64_MAX : n.max_length - count;
+  FrameStack plain_stack = stack;
+  plain_stack.back() = Frame{};
+  plain_stack.back().kind = FrameKind::kString;
+  plain_stack.back().node = kPlainStringNode;
+  thread_local TokenSet plain;
+  if (plain.size() != mask->size()) plain = TokenSet(mask->size());
+  plain.Clear();
+  AddOrdinaryAllowed(g, plain_stack, &plain);
+  const StringProfile& profile = g.vocab().string_profile();
+  const TokenSet& inside = profile.inside_upto[static_cast<size_t>(
+      std::min<int64_t>(room, static_cast<int64_t>(profile.cap)))];
+  const auto plain_words = plain.words();
+  const auto inside_words = inside.words();
+  auto out = mask->words();
+  for (size_t w = 0; w < out.size(); ++w) out[w] |= plain_words[w] & inside_words[w];
+  for (const StringProfile::Closing& c : profile.closing) {
+    if (c.chars > room) break;
+    if (c.chars >= need && plain.Test(static_cast<size_t>(c.token))) {
+      mask->Set(static_cast<size_t>(c.token));
+    }
+  }
+}
+
+}  // namespace
+
 void AddOrdinaryAllowed(const Grammar& g, const FrameStack& stack, TokenSet* mask) {
+  const Frame& top = stack.back();
+  if (top.kind == FrameKind::kString && top.node >= 0 && top.c == 0) {
+    return AddBoundedStringAllowed(g, stack, mask);
+  }
   const std::shared_ptr<const MaskEntry> entry = EntryFor(g, stack.back());
   mask->UnionWith(entry->accepted);
   if (!entry->remainders.empty() && stack.size() > 1) {
@@ -224,6 +332,27 @@ void AddOrdinaryAllowed(const Grammar& g, const FrameStack& stack, TokenSet* mas
       parent.frames.assign(stack.frames.begin(), stack.frames.end() - 1);
       OnChildDone(g, parent.back(), rt.result);
       WalkRemainders(g, parent, rt, mask);
+    }
+  }
+  if (!entry->root_pops.empty() && stack.size() > 1) {
+    const std::vector<TrieNode>& trie = g.vocab().trie();
+    FrameStack parent;
+    int32_t prepared = 0;
+    bool ready = false;
+    for (const RootPop& pop : entry->root_pops) {
+      if (!ready || prepared != pop.result) {
+        parent.frames.assign(stack.frames.begin(), stack.frames.end() - 1);
+        OnChildDone(g, parent.back(), pop.result);
+        prepared = pop.result;
+        ready = true;
+      }
+      const TrieNode& node = trie[pop.node];
+      if (!pop.consumed) {
+        WalkVocabSubtree(g, parent, pop.node, node.next, 0, mask);
+      } else {
+        if (node.token >= 0) mask->Set(static_cast<size_t>(node.token));
+        WalkVocabSubtree(g, parent, pop.node + 1, node.next, 1, mask);
+      }
     }
   }
   for (int32_t t : entry->full_check) {

@@ -20,6 +20,10 @@ std::shared_ptr<const MaskEntry> EntryFor(const Grammar& g, const Frame& top);
 // that reject it (duplicates merged). False when none is left (then `stacks` is empty).
 bool AdvanceAll(const Grammar& g, std::vector<FrameStack>& stacks, int32_t event);
 
+// Replaces every stack whose top is a value frame of an anyOf node by one stack per alternative
+// (recursively), so masks are computed from deterministic top frames.
+void ExpandAlternatives(const Grammar& g, std::vector<FrameStack>& stacks);
+
 // Adds to `mask` the ordinary tokens allowed after `stack` (specials and end tokens excluded).
 void AddOrdinaryAllowed(const Grammar& g, const FrameStack& stack, TokenSet* mask);
 

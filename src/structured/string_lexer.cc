@@ -50,6 +50,9 @@ StringLexer::Outcome StringLexer::HexDigit(uint8_t c, bool canonical) {
   }
   if (low && digits == 0 && v != 0xD) return kReject;
   if (low && digits == 1 && v < 0xC) return kReject;
+  // \uDC00-\uDFFF alone (a low surrogate without a high one) can never be finished: refuse it at
+  // its second digit, not its fourth, so no prefix is a dead end.
+  if (!low && digits == 1 && ((hex * 16 + v) & 0xFC) == 0xDC) return kReject;
   hex = static_cast<uint16_t>(hex * 16 + v);
   if (++digits < 4) return kPartial;
   if (low) {

@@ -45,6 +45,13 @@ std::shared_ptr<const Vocabulary> Vocabulary::FromRanks(const text::BpeRanks& ra
   return Build(vocab_size, std::move(ordinary), std::move(specials));
 }
 
+const StringProfile& Vocabulary::string_profile() const {
+  std::call_once(profile_once_, [this] {
+    profile_ = std::make_unique<StringProfile>(StringProfile::Build(*this));
+  });
+  return *profile_;
+}
+
 int32_t Vocabulary::SpecialId(std::string_view name) const {
   auto it = special_ids_.find(std::string(name));
   return it == special_ids_.end() ? -1 : it->second;

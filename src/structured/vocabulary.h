@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "structured/mask_cache.h"
+#include "structured/string_profile.h"
 #include "structured/token_set.h"
 
 namespace k3::text {
@@ -61,6 +63,8 @@ class Vocabulary {
   int32_t ByteToken(uint8_t b) const { return byte_tokens_[b]; }
   // Masks of frames that mean the same in every grammar (any value, plain strings and numbers).
   MaskCache& shared_cache() const { return shared_cache_; }
+  // Built on first use; thread-safe.
+  const StringProfile& string_profile() const;
 
  private:
   void BuildTrie();
@@ -72,6 +76,8 @@ class Vocabulary {
   TokenSet ordinary_set_;
   int32_t byte_tokens_[256];
   mutable MaskCache shared_cache_;
+  mutable std::once_flag profile_once_;
+  mutable std::unique_ptr<StringProfile> profile_;
 };
 
 }  // namespace k3::structured

@@ -78,7 +78,7 @@ export async function structuredCases(check, { server, sdk, args }) {
     await check(`structured: tool_choice required gives valid tool_calls, 20 of 20 (${mode})`, async () => {
       const records = [];
       for (let i = 0; i < 4; i++) {
-        const got = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', n: 5, temperature: 1.0, seed: 100 + i, max_tokens: 400, ...NO_THINKING }, stream);
+        const got = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', n: 5, temperature: 1.0, seed: 100 + i, max_tokens: 2000, ...NO_THINKING }, stream);
         assert.equal(got.length, 5);
         for (const c of got) {
           assert.equal(c.finish_reason, 'tool_calls', JSON.stringify(c));
@@ -98,13 +98,13 @@ export async function structuredCases(check, { server, sdk, args }) {
   await check('structured: named tool_choice and parallel_tool_calls false give exactly that one call', async () => {
     const records = [];
     for (const stream of [false, true]) {
-      const got = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'book_flight' } }, n: 3, temperature: 1.0, seed: 7, max_tokens: 300, ...NO_THINKING }, stream);
+      const got = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: { type: 'function', function: { name: 'book_flight' } }, n: 3, temperature: 1.0, seed: 7, max_tokens: 1000, ...NO_THINKING }, stream);
       for (const c of got) {
         assert.equal(c.message.tool_calls.length, 1, JSON.stringify(c.message));
         assert.equal(c.message.tool_calls[0].function.name, 'book_flight');
         records.push({ name: 'book_flight', schema: FLIGHT, outputs: [c.message.tool_calls[0].function.arguments], finished: [c.finish_reason === 'tool_calls'] });
       }
-      const single = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', parallel_tool_calls: false, n: 3, temperature: 1.0, seed: 8, max_tokens: 300, ...NO_THINKING }, stream);
+      const single = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', parallel_tool_calls: false, n: 3, temperature: 1.0, seed: 8, max_tokens: 1000, ...NO_THINKING }, stream);
       for (const c of single) assert.equal(c.message.tool_calls.length, 1, JSON.stringify(c.message));
     }
     validateWithJsonschema(records, work, 'named');
@@ -123,9 +123,9 @@ export async function structuredCases(check, { server, sdk, args }) {
   await check('structured: response_format json_schema and json_object give compact valid JSON', async () => {
     const records = [];
     for (const stream of [false, true]) {
-      const got = await choices(client, { model: MODEL, messages: USER, n: 8, temperature: 1.0, seed: 11, max_tokens: 600, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: ANSWER } }, ...NO_THINKING }, stream);
+      const got = await choices(client, { model: MODEL, messages: USER, n: 8, temperature: 1.0, seed: 11, max_tokens: 1500, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: ANSWER } }, ...NO_THINKING }, stream);
       records.push({ name: 'answer', schema: ANSWER, outputs: got.map((c) => c.message.content), finished: got.map((c) => c.finish_reason === 'stop') });
-      const objects = await choices(client, { model: MODEL, messages: USER, n: 4, temperature: 1.0, seed: 12, max_tokens: 600, response_format: { type: 'json_object' }, ...NO_THINKING }, stream);
+      const objects = await choices(client, { model: MODEL, messages: USER, n: 4, temperature: 1.0, seed: 12, max_tokens: 1500, response_format: { type: 'json_object' }, ...NO_THINKING }, stream);
       records.push({ name: 'json_object', schema: { type: 'object' }, outputs: objects.map((c) => c.message.content), finished: objects.map((c) => c.finish_reason === 'stop') });
     }
     validateWithJsonschema(records, work, 'response_format');

@@ -1,13 +1,16 @@
 #!/usr/bin/python3
-"""Sampled generations over the schema corpus through a live `k3 serve`.
+"""Sampled generations over the schema corpus from the random-weight demo model.
 
-Starts `k3 serve` on the embedded demo checkpoint (a random-weight tiny K3 model with Kimi's
-chat syntax), sends one chat request per corpus schema with
-response_format json_schema (strict), n=20, temperature 1.0, thinking disabled, and writes the
-choices to a generations file that validate.py checks with jsonschema (Draft 2020-12): every
-output must have finished by itself (finish_reason "stop"), be compact and valid.
+Default: `k3 sample` (the engine on the embedded demo checkpoint, each schema as a bare JSON
+grammar, n=20 at temperature 1.0). With --via-http: `k3 serve` on the same checkpoint, one chat
+request per schema with response_format json_schema (strict), n=20, temperature 1.0, thinking
+disabled (Kimi's K3 chat syntax around the JSON; slower: the prompt carries the schema).
+Either way the outputs go to a generations file that validate.py checks with jsonschema (Draft
+2020-12): every output must have finished by itself (EOS / finish_reason "stop"), be compact and
+valid.
 
-    sample_corpus.py --k3 PATH/TO/k3 --work DIR [--corpus FILE] [--n 20] [--limit N]
+    sample_corpus.py --k3 PATH/TO/k3 --work DIR [--corpus FILE] [--n 20] [--limit N] [--every K]
+                     [--max-tokens M] [--via-http]
 """
 
 import argparse
@@ -82,11 +85,27 @@ def main():
     ap.add_argument("--corpus", default=os.path.join(HERE, "schema_corpus.jsonl"))
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--every", type=int, default=1, help="only every K-th schema (subset runs)")
     ap.add_argument("--max-tokens", type=int, default=3000)
     ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--via-http", action="store_true")
+    ap.add_argument("--max-unfinished", default="0", help="fraction of outputs allowed to be cut")
     args = ap.parse_args()
+    if not args.via_http:
+        os.makedirs(args.work, exist_ok=True)
+        out = os.path.join(args.work, "generations.jsonl")
+        start = time.time()
+        cmd = [args.k3, "sample", "--schemas", args.corpus, "--out", out, "--n", str(args.n),
+               "--max-tokens", str(args.max_tokens), "--every", str(args.every),
+               "--limit", str(args.limit)]
+        if subprocess.call(cmd, env=dict(os.environ, HOME=args.work)) != 0:
+            return 1
+        print("k3 sample took %.0f s" % (time.time() - start))
+        return subprocess.call([sys.executable, os.path.join(HERE, "validate.py"), "generations", out,
+                                "--max-unfinished", args.max_unfinished])
     os.makedirs(args.work, exist_ok=True)
     cases = [json.loads(l) for l in open(args.corpus, encoding="utf-8") if l.strip()]
+    cases = cases[:: args.every]
     if args.limit:
         cases = cases[: args.limit]
     port = free_port()

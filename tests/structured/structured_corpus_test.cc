@@ -102,3 +102,49 @@ TEST(StructuredCorpus, MaskEqualsTokenByTokenAcceptance) {
 
 }  // namespace
 }  // namespace k3::structured
+
+namespace k3::structured {
+namespace {
+
+// No dead ends: random walks over a small byte vocabulary (plus a few JSON multi-byte tokens),
+// choosing uniformly among the tokens the mask allows, never meet an empty mask before the end,
+// and every walk that reaches the end is JSON.
+TEST(StructuredCorpus, RandomWalksNeverMeetAnEmptyMask) {
+  std::vector<std::string> bytes(300);
+  for (int b = 0; b < 256; ++b) bytes[b] = std::string(1, static_cast<char>(b));
+  const char* extra[] = {"\":", "\",\"", "\"}", "},{", "true", "null", "12", "0.", "-1", "\"]"};
+  for (size_t i = 0; i < std::size(extra); ++i) bytes[256 + i] = extra[i];
+  const int32_t eos = 299;
+  auto vocab = Vocabulary::Build(300, bytes, {{eos, "<eos>"}});
+  std::mt19937 rng(11);
+  int walks = 0, ended = 0;
+  for (const auto& c : testing::LoadCorpus()) {
+    auto g = JsonGrammar(vocab, *CompileSchema(c.schema), {eos});
+    for (int w = 0; w < 6; ++w, ++walks) {
+      Matcher m(g);
+      TokenSet mask;
+      std::string text;
+      for (int step = 0; step < 400 && !m.Finished(); ++step) {
+        m.FillMask(&mask);
+        std::vector<int32_t> allowed;
+        for (int32_t t = 0; t < 300; ++t) {
+          if (mask.Test(static_cast<size_t>(t))) allowed.push_back(t);
+        }
+        ASSERT_FALSE(allowed.empty()) << c.name << ": dead end after '" << text << "'";
+        int32_t t = allowed[rng() % allowed.size()];
+        if (mask.Test(eos) && rng() % 3 == 0) t = eos;
+        ASSERT_TRUE(m.Accept(t)) << c.name;
+        if (t != eos) text += bytes[static_cast<size_t>(t)];
+      }
+      if (m.Finished()) {
+        ++ended;
+        EXPECT_FALSE(nlohmann::json::parse(text, nullptr, false).is_discarded())
+            << c.name << ": " << text;
+      }
+    }
+  }
+  EXPECT_GT(ended, walks / 3);
+}
+
+}  // namespace
+}  // namespace k3::structured
