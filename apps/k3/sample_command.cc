@@ -103,7 +103,7 @@ int RunSample(const SampleFlags& f) {
   size_t next = 0, done = 0;
   auto submit = [&](size_t i) -> base::Status {
     Case& c = (*cases)[i];
-    auto graph = structured::CompileSchema(c.line["schema"]);
+    auto graph = structured::CompileSchema(c.line["schema"], {.closed_objects = true});
     if (!graph.ok()) {
       c.error = graph.status().message();
       return base::Status::Ok();
@@ -116,7 +116,9 @@ int RunSample(const SampleFlags& f) {
     p.n = f.n;
     p.seed = 1000 + i;
     p.max_tokens = f.max_tokens;
-    p.grammar = structured::JsonGrammar(vocab, std::move(*graph), {info.eos_token_id});
+    auto grammar = structured::JsonGrammar(vocab, std::move(*graph), {info.eos_token_id});
+    grammar->set_unique_additional_keys(true);  // generation mode, as the server's grammars
+    p.grammar = grammar;
     const std::string prompt = "Reply with JSON for " + c.line["name"].get<std::string>() + ".";
     K3_ASSIGN_OR_RETURN(auto ids, (*tokenizer)->Encode(prompt, text::SpecialMode::kNone));
     auto on_output = [&, i](const engine::RequestOutput& o) {

@@ -29,6 +29,10 @@ enum ObjectState : uint8_t {
 };
 enum ArrayState : uint8_t { kArrAfterOpen, kArrInItem, kArrAfterItem };
 
+// An object key frame (after the opening quote): `seen` declared properties, `filter` of the
+// additional keys so far (generation mode).
+Frame KeyFrame(const Grammar& g, int32_t object_node, uint64_t seen, uint64_t filter);
+
 StepResult StepJson(const Grammar& g, Frame& f, int32_t event);
 StepResult StepNumber(const Grammar& g, Frame& f, int32_t event);
 StepResult StepProgram(const Grammar& g, Frame& f, int32_t event);

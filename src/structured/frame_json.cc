@@ -69,15 +69,23 @@ Frame LiteralFrame(const Grammar& g, int32_t list) {
   return f;
 }
 
-Frame KeyFrame(int32_t object_node, uint64_t seen, uint32_t properties) {
+}  // namespace
+
+Frame KeyFrame(const Grammar& g, int32_t object_node, uint64_t seen, uint64_t filter) {
   Frame f;
   f.kind = FrameKind::kKey;
   f.node = object_node;
   f.a = 0;
-  f.b = properties;
+  f.b = static_cast<uint32_t>(g.node(object_node).properties.size());
   f.c = seen;
+  if (g.unique_additional_keys() && g.node(object_node).additional >= 0) {
+    f.state = 0x80;
+    f.d = filter;
+  }
   return f;
 }
+
+namespace {
 
 bool AnyKeyPossible(const SchemaNode& n, uint64_t seen) {
   if (n.additional >= 0) return true;
@@ -148,12 +156,11 @@ StepResult StepValue(const Grammar& g, Frame& f, int32_t e) {
 
 StepResult StepObject(const Grammar& g, Frame& f, int32_t e) {
   const SchemaNode& n = g.node(f.node);
-  const auto props = static_cast<uint32_t>(n.properties.size());
   switch (f.state) {
     case kObjAfterOpen:
     case kObjExpectKey:
       if (e == '"' && AnyKeyPossible(n, f.c))
-        return WithChild(StepKind::kPush, KeyFrame(f.node, f.c, props));
+        return WithChild(StepKind::kPush, KeyFrame(g, f.node, f.c, f.d));
       if (e == '}' && f.state == kObjAfterOpen && n.required_count == 0) {
         return Result(StepKind::kPopConsume);
       }
@@ -204,30 +211,56 @@ bool AtCharBoundary(std::string_view prefix) {
   return lex.AtBoundary();
 }
 
+// Additional keys in generation mode (Grammar::unique_additional_keys): the object keeps a 64-bit
+// filter of the additional keys it has (bit = FNV-1a hash mod 64), and a key whose bit is set may
+// not close there (it can still go on, so this is never a dead end). False positives only narrow
+// what the model may write; duplicates can never be written.
+constexpr uint8_t kKeyDiverged = 1, kKeyUnique = 0x80;
+
+uint64_t Fnv(uint64_t h, std::string_view bytes) {
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ull;
+
+// The result an additional key hands its parent, or a rejection if its filter bit is taken.
+StepResult CloseAdditional(const Frame& f, uint64_t hash, uint64_t filter) {
+  if (!(f.state & kKeyUnique)) return Result(StepKind::kPopConsume, kAdditionalKeyResult);
+  const int bit = static_cast<int>(hash & 63);
+  if ((filter >> bit) & 1) return Result(StepKind::kReject);
+  return Result(StepKind::kPopConsume, -2 - bit);
+}
+
 StepResult StepKey(const Grammar& g, Frame& f, int32_t e) {
   if (e > 255) return Result(StepKind::kReject);
   const uint8_t c = static_cast<uint8_t>(e);
   const SchemaNode& n = g.node(f.node);
   const bool additional = n.additional >= 0;
-  if (f.state == 1) {  // diverged from every declared key: an additional one
+  if (f.state & kKeyDiverged) {  // diverged from every declared key: an additional one
     StringLexer lex = StringLexer::Unpack(f.d);
     const auto out = lex.Step(c, /*canonical=*/true);
     if (out == StringLexer::kReject) return Result(StepKind::kReject);
-    if (out == StringLexer::kClose)
-      return Result(StepKind::kPopConsume, static_cast<int32_t>(kAdditionalKey));
+    const uint64_t hash = (uint64_t{f.b} << 32) | f.a;
+    if (out == StringLexer::kClose) return CloseAdditional(f, hash, f.c);
+    if (f.state & kKeyUnique) {
+      const uint64_t next = Fnv(hash, std::string_view(reinterpret_cast<const char*>(&c), 1));
+      f.a = static_cast<uint32_t>(next);
+      f.b = static_cast<uint32_t>(next >> 32);
+    }
     f.d = lex.Pack();
     return Result(StepKind::kConsume);
   }
   const auto& list = g.KeyList(f.node);
-  if (c == '"' &&
-      AtCharBoundary(f.a < f.b ? std::string_view(list[f.a]).substr(0, f.offset) : "")) {
+  const std::string_view prefix =
+      f.offset > 0 ? std::string_view(list[f.a]).substr(0, f.offset) : std::string_view();
+  if (c == '"' && AtCharBoundary(prefix)) {
     const bool exact = f.a < f.b && n.properties[f.a].key.size() == f.offset;
     if (exact) {
       if ((f.c >> f.a) & 1) return Result(StepKind::kReject);  // a duplicate key
       return Result(StepKind::kPopConsume, static_cast<int32_t>(f.a));
     }
-    return additional ? Result(StepKind::kPopConsume, kAdditionalKeyResult)
-                      : Result(StepKind::kReject);
+    if (!additional) return Result(StepKind::kReject);
+    return CloseAdditional(f, (f.state & kKeyUnique) ? Fnv(kFnvBasis, prefix) : 0, f.d);
   }
   uint32_t lo = f.a, hi = f.b;
   if (Narrow(list, f.offset, c, &lo, &hi)) {
@@ -243,13 +276,19 @@ StepResult StepKey(const Grammar& g, Frame& f, int32_t e) {
   StringLexer lex;
   // Bytes so far were a declared key's prefix: canonical, and ending between characters unless
   // the prefix stops inside an escape or a UTF-8 sequence — re-lex it to find the state.
-  const std::string_view prefix = f.offset > 0 ? std::string_view(list[f.a]) : std::string_view();
-  for (size_t i = 0; i < f.offset; ++i) lex.Step(static_cast<uint8_t>(prefix[i]), true);
+  for (unsigned char p : prefix) lex.Step(p, true);
   const auto out = lex.Step(c, true);
   if (out == StringLexer::kReject || out == StringLexer::kClose) return Result(StepKind::kReject);
-  f.state = 1;
-  f.a = f.b = 0;
+  const uint64_t filter = f.d;
+  const uint64_t hash =
+      (f.state & kKeyUnique)
+          ? Fnv(Fnv(kFnvBasis, prefix), std::string_view(reinterpret_cast<const char*>(&c), 1))
+          : 0;
+  f.state |= kKeyDiverged;
+  f.a = static_cast<uint32_t>(hash);
+  f.b = static_cast<uint32_t>(hash >> 32);
   f.offset = 0;
+  f.c = (f.state & kKeyUnique) ? filter : 0;  // `seen` is not needed once diverged
   f.d = lex.Pack();
   return Result(StepKind::kConsume);
 }
@@ -354,7 +393,8 @@ void OnJsonChildDone(const Grammar& g, Frame& parent, int32_t result) {
   if (parent.kind == FrameKind::kObject) {
     if (parent.state == kObjAfterOpen || parent.state == kObjExpectKey) {
       parent.state = kObjAfterKey;
-      parent.a = static_cast<uint32_t>(result);
+      parent.a = result < 0 ? kAdditionalKey : static_cast<uint32_t>(result);
+      if (result <= -2) parent.d |= uint64_t{1} << (-2 - result);  // the additional-key filter
     } else {
       parent.state = kObjAfterValue;
     }

@@ -144,11 +144,7 @@ StepResult StepK3(const Grammar& g, Frame& f, int32_t e) {
       if (!done) return r;
       f.state = kK3InKey;
       f.offset = 0;
-      Frame key;
-      key.kind = FrameKind::kKey;
-      key.node = f.node;
-      key.b = static_cast<uint32_t>(n.properties.size());
-      key.c = f.c;
+      const Frame key = KeyFrame(g, f.node, f.c, f.d);
       return MakeStep(StepKind::kPush, key);
     }
     case kK3TypeLiteral: {
@@ -206,8 +202,9 @@ StepResult StepK3(const Grammar& g, Frame& f, int32_t e) {
 void OnK3ChildDone(const Grammar& g, Frame& parent, int32_t result) {
   (void)g;
   if (parent.state == kK3InKey) {
-    parent.a = static_cast<uint32_t>(result);  // property index or kAdditionalKey
+    parent.a = result < 0 ? kAdditionalKey : static_cast<uint32_t>(result);
     if (parent.a != kAdditionalKey) parent.c |= uint64_t{1} << parent.a;
+    if (result <= -2) parent.d |= uint64_t{1} << (-2 - result);  // the additional-key filter
     parent.state = kK3TypeLiteral;
     parent.offset = 0;
   } else if (parent.state == kK3InType) {

@@ -115,6 +115,11 @@ class Grammar {
 
   MaskCache& cache() const { return cache_; }
 
+  // Generation mode: no additional key twice in one object (see frame_json.cc). Off for exact
+  // validation (a 64-bit filter could refuse a valid second key).
+  bool unique_additional_keys() const { return unique_additional_keys_; }
+  void set_unique_additional_keys(bool on) { unique_additional_keys_ = on; }
+
  private:
   std::shared_ptr<const Vocabulary> vocab_;
   SchemaGraph graph_;
@@ -130,6 +135,7 @@ class Grammar {
   K3Special k3_specials_;
   std::vector<std::vector<K3Property>> k3_props_;  // by node; last entry = additional
   mutable MaskCache cache_;
+  bool unique_additional_keys_ = false;
 };
 
 // The grammar of one JSON value of `graph`'s root followed by the end (tests, benchmarks, and

@@ -115,7 +115,7 @@ base::Status AddNodes(const OutputGrammarSpec& spec, SchemaGraph* graph, Grammar
   nodes->any_object = static_cast<int32_t>(graph->nodes.size() - 1);
   if (spec.content == ContentMode::kJsonObject) nodes->content = nodes->any_object;
   if (spec.content == ContentMode::kJsonSchema) {
-    auto node = AddSchema(spec.schema, graph);
+    auto node = AddSchema(spec.schema, graph, {.closed_objects = spec.closed_objects});
     if (!node.ok())
       return base::InvalidArgument("response_format.json_schema.schema: " +
                                    node.status().message());
@@ -128,7 +128,7 @@ base::Status AddNodes(const OutputGrammarSpec& spec, SchemaGraph* graph, Grammar
     slot.name = tool.name;
     slot.args_node = nodes->any_object;
     if (tool.strict && !tool.parameters.is_null()) {
-      auto node = AddSchema(tool.parameters, graph);
+      auto node = AddSchema(tool.parameters, graph, {.closed_objects = spec.closed_objects});
       if (!node.ok()) {
         return base::InvalidArgument("tools[" + std::to_string(i) +
                                      "].function.parameters: " + node.status().message());
@@ -325,6 +325,7 @@ base::Result<std::shared_ptr<Grammar>> BuildOutputGrammar(std::shared_ptr<const 
   }
   grammar->set_main_program(grammar->AddProgram(b.Finish()));
   grammar->end_tokens() = spec.end_tokens;
+  grammar->set_unique_additional_keys(spec.closed_objects);
   grammar->Finalize();
   return grammar;
 }

@@ -37,6 +37,7 @@ struct OutputGrammarSpec {
   std::string named_tool;  // kNamed
   bool parallel_tool_calls = true;
   std::vector<int32_t> end_tokens;  // EOS (and stop ids): where the reply may end
+  bool closed_objects = true;       // see SchemaOptions
 };
 
 // INVALID_ARGUMENT (from the schema compiler, naming the keyword and where: "tools[2]..." or

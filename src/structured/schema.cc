@@ -123,7 +123,8 @@ std::string Escape(const std::string& token) {  // JSON pointer token
 
 class Compiler {
  public:
-  explicit Compiler(const Json& document, SchemaGraph* graph) : doc_(document), g_(*graph) {}
+  Compiler(const Json& document, SchemaGraph* graph, const SchemaOptions& options)
+      : doc_(document), g_(*graph), options_(options) {}
 
   base::Result<int32_t> Compile(const Json& s, const std::string& pointer);
 
@@ -151,6 +152,7 @@ class Compiler {
 
   const Json& doc_;
   SchemaGraph& g_;
+  SchemaOptions options_;
   std::map<std::string, int32_t> memo_;
   int32_t never_ = -1;
 
@@ -349,6 +351,9 @@ base::Status Compiler::CompileObject(const Json& s, const std::string& pointer, 
     }
   }
   int32_t additional = kAnyNode;
+  if (options_.closed_objects && !props.empty() && !s.contains("additionalProperties")) {
+    additional = -1;
+  }
   if (auto it = s.find("additionalProperties"); it != s.end()) {
     if (it->is_boolean() && !it->get<bool>()) {
       additional = -1;
@@ -627,8 +632,9 @@ uint8_t LiteralTextType(const std::string& text) {
   }
 }
 
-base::Result<int32_t> CompileInto(const nlohmann::json& schema, SchemaGraph* graph) {
-  Compiler compiler(schema, graph);
+base::Result<int32_t> CompileInto(const nlohmann::json& schema, SchemaGraph* graph,
+                                  const SchemaOptions& options) {
+  Compiler compiler(schema, graph, options);
   K3_ASSIGN_OR_RETURN(int32_t root, compiler.Compile(schema, ""));
   for (const auto& pending : compiler.pending_one_of_) {
     const std::vector<int32_t>& alts = graph->nodes[pending.node].any_of;
@@ -690,10 +696,11 @@ std::string CanonicalJsonString(std::string_view utf8) {
 
 std::string CanonicalJson(const nlohmann::json& value) { return value.dump(); }
 
-base::Result<SchemaGraph> CompileSchema(const nlohmann::json& schema) {
+base::Result<SchemaGraph> CompileSchema(const nlohmann::json& schema,
+                                        const SchemaOptions& options) {
   SchemaGraph graph;
   graph.nodes.emplace_back();  // kAnyNode
-  K3_ASSIGN_OR_RETURN(graph.root, CompileInto(schema, &graph));
+  K3_ASSIGN_OR_RETURN(graph.root, CompileInto(schema, &graph, options));
   K3_RETURN_IF_ERROR(PruneUnproductive(&graph));
   return graph;
 }
@@ -707,9 +714,10 @@ SchemaGraph AnyObjectGraph() {
   return graph;
 }
 
-base::Result<int32_t> AddSchema(const nlohmann::json& schema, SchemaGraph* graph) {
+base::Result<int32_t> AddSchema(const nlohmann::json& schema, SchemaGraph* graph,
+                                const SchemaOptions& options) {
   if (graph->nodes.empty()) graph->nodes.emplace_back();
-  K3_ASSIGN_OR_RETURN(int32_t node, CompileInto(schema, graph));
+  K3_ASSIGN_OR_RETURN(int32_t node, CompileInto(schema, graph, options));
   const int32_t saved_root = graph->root;
   graph->root = node;
   base::Status status = PruneUnproductive(graph);

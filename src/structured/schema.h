@@ -86,14 +86,25 @@ std::string CanonicalJsonString(std::string_view utf8);
 // them after integral floats lose nothing).
 std::string CanonicalJson(const nlohmann::json& value);
 
+struct SchemaOptions {
+  // For generation: an object that declares properties and says nothing about
+  // additionalProperties gets no undeclared keys (as OpenAI's strict mode and XGrammar's
+  // strict_mode do). Every output is still valid under the schema's own default (true); the
+  // model just cannot invent keys. Explicit additionalProperties (true or a schema) and objects
+  // without declared properties stay open. Off: exact validation semantics.
+  bool closed_objects = false;
+};
+
 // INVALID_ARGUMENT naming the keyword and its JSON pointer on anything unsupported or
 // unsatisfiable.
-base::Result<SchemaGraph> CompileSchema(const nlohmann::json& schema);
+base::Result<SchemaGraph> CompileSchema(const nlohmann::json& schema,
+                                        const SchemaOptions& options = {});
 // A graph whose root accepts any JSON object (response_format json_object).
 SchemaGraph AnyObjectGraph();
 // Adds `schema` as a new root-like node of an existing graph (tools share one graph); returns
 // its node index.
-base::Result<int32_t> AddSchema(const nlohmann::json& schema, SchemaGraph* graph);
+base::Result<int32_t> AddSchema(const nlohmann::json& schema, SchemaGraph* graph,
+                                const SchemaOptions& options = {});
 // A node of `graph` whose values are those of `node` restricted to the JSON types in `types`
 // (-1 if none remain). May add nodes.
 int32_t RestrictTypes(SchemaGraph* graph, int32_t node, uint8_t types);

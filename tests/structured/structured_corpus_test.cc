@@ -119,9 +119,12 @@ TEST(StructuredCorpus, RandomWalksNeverMeetAnEmptyMask) {
   std::mt19937 rng(11);
   int walks = 0, ended = 0;
   for (const auto& c : testing::LoadCorpus()) {
-    auto g = JsonGrammar(vocab, *CompileSchema(c.schema), {eos});
+    // Odd walks in generation mode (closed objects, unique additional keys).
+    auto exact = JsonGrammar(vocab, *CompileSchema(c.schema), {eos});
+    auto generation = JsonGrammar(vocab, *CompileSchema(c.schema, {.closed_objects = true}), {eos});
+    generation->set_unique_additional_keys(true);
     for (int w = 0; w < 6; ++w, ++walks) {
-      Matcher m(g);
+      Matcher m(w % 2 ? generation : exact);
       TokenSet mask;
       std::string text;
       for (int step = 0; step < 400 && !m.Finished(); ++step) {
