@@ -228,24 +228,33 @@ StepResult StepRawText(const Grammar& g, Frame& f, int32_t e) {
     return MakeStep(StepKind::kPopRetry);
   }
   const auto c = static_cast<uint8_t>(e);
-  if (f.c > 0) {  // inside a UTF-8 sequence
-    if ((c & 0xC0) != 0x80) return MakeStep(StepKind::kReject);
+  if (f.c > 0) {  // inside a UTF-8 sequence: the next byte must be in [lo, hi] (f.d)
+    if (c < (f.d & 0xFF) || c > (f.d >> 8)) return MakeStep(StepKind::kReject);
     --f.c;
+    f.d = f.c > 0 ? (0x80 | 0xBF << 8) : 0;
     return MakeStep(StepKind::kConsume);
   }
   if (max_length >= 0 && static_cast<int64_t>(f.a) >= max_length)
     return MakeStep(StepKind::kReject);
+  // Well-formed UTF-8 only (no overlongs, surrogates or code points past U+10FFFF): the parser
+  // would turn anything else into U+FFFD, changing the text and its length.
+  uint64_t lo = 0x80, hi = 0xBF;
   if (c < 0x80) {
     f.c = 0;
   } else if (c >= 0xC2 && c <= 0xDF) {
     f.c = 1;
   } else if (c >= 0xE0 && c <= 0xEF) {
     f.c = 2;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
   } else if (c >= 0xF0 && c <= 0xF4) {
     f.c = 3;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
   } else {
     return MakeStep(StepKind::kReject);
   }
+  f.d = f.c > 0 ? (lo | hi << 8) : 0;
   if (max_length >= 0 || min_length > 0) ++f.a;
   return MakeStep(StepKind::kConsume);
 }
