@@ -68,25 +68,6 @@ base::Result<std::vector<CorpusSchema>> LoadCorpus(const std::string& path, size
   return out;
 }
 
-bool HasNonCanonicalKey(std::string_view text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '"') continue;
-    size_t j = i + 1;
-    bool escaped_u = false;
-    for (; j < text.size() && text[j] != '"'; ++j) {
-      if (text[j] != '\\') continue;
-      if (j + 5 < text.size() && text[j + 1] == 'u' && text.compare(j + 2, 3, "000") != 0 &&
-          text.compare(j + 2, 3, "001") != 0) {
-        escaped_u = true;
-      }
-      ++j;
-    }
-    if (escaped_u && j + 1 < text.size() && text[j + 1] == ':') return true;
-    i = j;
-  }
-  return false;
-}
-
 Summary Summarize(std::vector<double> samples) {
   Summary s;
   if (samples.empty()) return s;

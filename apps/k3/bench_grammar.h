@@ -26,11 +26,6 @@ struct CorpusSchema {
 // The first `limit` schemas (0: all). NOT_FOUND / INVALID_ARGUMENT on a missing or bad file.
 base::Result<std::vector<CorpusSchema>> LoadCorpus(const std::string& path, size_t limit);
 
-// True if an object key is spelled with a \u escape CanonicalJsonString would not write. The
-// matcher accepts one spelling per key by design, so such instances are outside its domain
-// (structured_corpus_test skips them by the same rule).
-bool HasNonCanonicalKey(std::string_view text);
-
 // Order statistics of a sample; all zero when it is empty.
 struct Summary {
   size_t n = 0;

@@ -84,7 +84,7 @@ std::vector<std::vector<int32_t>> Tokenize(const gb::CorpusSchema& s, const text
                                            Counts* counts) {
   std::vector<std::vector<int32_t>> out;
   for (const std::string& v : s.valid) {
-    if (gb::HasNonCanonicalKey(v)) {
+    if (structured::HasNonCanonicalKey(v)) {
       ++counts->skipped;
       continue;
     }

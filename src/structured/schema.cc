@@ -696,6 +696,25 @@ std::string CanonicalJsonString(std::string_view utf8) {
 
 std::string CanonicalJson(const nlohmann::json& value) { return value.dump(); }
 
+bool HasNonCanonicalKey(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '"') continue;
+    size_t j = i + 1;
+    bool escaped_u = false;
+    for (; j < text.size() && text[j] != '"'; ++j) {
+      if (text[j] != '\\') continue;
+      if (j + 5 < text.size() && text[j + 1] == 'u' && text.compare(j + 2, 3, "000") != 0 &&
+          text.compare(j + 2, 3, "001") != 0) {
+        escaped_u = true;
+      }
+      ++j;
+    }
+    if (escaped_u && j + 1 < text.size() && text[j + 1] == ':') return true;
+    i = j;
+  }
+  return false;
+}
+
 base::Result<SchemaGraph> CompileSchema(const nlohmann::json& schema,
                                         const SchemaOptions& options) {
   SchemaGraph graph;

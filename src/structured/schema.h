@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -82,6 +83,10 @@ struct SchemaGraph {
 // json.dumps(..., ensure_ascii=False) writes. Object keys and string literals must be spelled this
 // way, so that one value has one spelling and a key cannot pose as another.
 std::string CanonicalJsonString(std::string_view utf8);
+// True if some object key in JSON `text` is spelled with a \u escape that CanonicalJsonString
+// would not write (anything but \u0000-\u001f): the matcher accepts one spelling per key, so such
+// texts are outside its input domain (tests and benchmarks skip them).
+bool HasNonCanonicalKey(std::string_view text);
 // Canonical compact JSON text of a value (keys in the given order, numbers as nlohmann prints
 // them after integral floats lose nothing).
 std::string CanonicalJson(const nlohmann::json& value);

@@ -18,29 +18,6 @@ using testing::LoadCorpus;
 
 constexpr int32_t kEos = 163586;
 
-// True if some object key is spelled with a \u escape that CanonicalJsonString would not write
-// (anything but \u0000-\u001f). The matcher accepts one spelling per key by design (so no key
-// can pose as another); such instances are outside its input domain and counted as skipped.
-bool HasNonCanonicalKey(const std::string& text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '"') continue;
-    size_t j = i + 1;
-    bool escaped_u = false;
-    for (; j < text.size() && text[j] != '"'; ++j) {
-      if (text[j] == '\\') {
-        if (text[j + 1] == 'u' && text.compare(j + 2, 3, "000") != 0 &&
-            text.compare(j + 2, 3, "001") != 0) {
-          escaped_u = true;
-        }
-        ++j;
-      }
-    }
-    if (escaped_u && j + 1 < text.size() && text[j + 1] == ':') return true;
-    i = j;
-  }
-  return false;
-}
-
 bool Matches(const std::shared_ptr<const Grammar>& g, const std::string& text) {
   Matcher m(g);
   return m.AcceptBytes(text) && m.CanEnd();
