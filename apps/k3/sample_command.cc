@@ -182,12 +182,20 @@ CommandFn AddSampleCommand(CLI::App& app) {
       ->required();
   app.add_option("--out", f->out, "Where to write the generations (JSON lines)")->required();
   app.add_option("--model", f->model, "Checkpoint folder (default: the embedded demo checkpoint)");
-  app.add_option("--n", f->n, "Completions per schema")->capture_default_str();
+  app.add_option("--n", f->n, "Completions per schema")
+      ->check(CLI::Range(1, 128))
+      ->capture_default_str();
   app.add_option("--temperature", f->temperature)->capture_default_str();
-  app.add_option("--max-tokens", f->max_tokens, "Per completion")->capture_default_str();
-  app.add_option("--every", f->every, "Only every K-th schema")->capture_default_str();
+  app.add_option("--max-tokens", f->max_tokens, "Per completion")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--every", f->every, "Only every K-th schema")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--limit", f->limit, "At most this many schemas (0: all)")->capture_default_str();
-  app.add_option("--window", f->window, "Schemas in flight at once")->capture_default_str();
+  app.add_option("--window", f->window, "Schemas in flight at once")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--threads", f->threads, "Model threads (0: one per core)")->capture_default_str();
   app.footer(
       "Each schema becomes a bare JSON grammar (compact JSON, no chat markup); outputs are\n"
