@@ -75,8 +75,8 @@ export async function structuredCases(check, { server, sdk, args }) {
 
   await check('structured: tool_choice required gives valid tool_calls, 20 of 20 (not streamed)', async () => {
     const records = [];
-    for (let i = 0; i < 4; i++) {
-      const got = await choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', n: 5, temperature: 1.0, seed: 100 + i, max_tokens: 2000, ...NO_THINKING }, false);
+    const replies = await Promise.all([0, 1, 2, 3].map((i) => choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', n: 5, temperature: 1.0, seed: 100 + i, max_tokens: 1200, ...NO_THINKING }, false)));
+    for (const got of replies) {
       assert.equal(got.length, 5);
       for (const c of got) {
         assert.equal(c.finish_reason, 'tool_calls', JSON.stringify(c));
@@ -97,9 +97,9 @@ export async function structuredCases(check, { server, sdk, args }) {
   await check('structured: tool_choice required gives valid tool_calls, 20 of 20 (streamed)', async () => {
     const records = [];
     let cut = 0;
-    const max_tokens = 2000;
-    for (let i = 0; i < 20; i++) {
-      const chunks = await collect(await client.chat.completions.create({ model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', temperature: 1.0, seed: 200 + i, max_tokens, stream: true, stream_options: { include_usage: true }, ...NO_THINKING }));
+    const max_tokens = 1200;
+    const streams = await Promise.all([...Array(20).keys()].map(async (i) => collect(await client.chat.completions.create({ model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', temperature: 1.0, seed: 200 + i, max_tokens, stream: true, stream_options: { include_usage: true }, ...NO_THINKING }))));
+    for (const chunks of streams) {
       const assembled = assembleChat(chunks);
       const c = assembled.choices.get(0);
       assert.equal(c.finish_reason, 'tool_calls', JSON.stringify(c));
