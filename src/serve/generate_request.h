@@ -43,8 +43,9 @@ struct PreparedPrompt {
   int64_t reported_prompt_tokens = 0;  // usage.prompt_tokens (K3 excludes the 3-token opener)
   text::output::ParserOptions parser;  // how to read the output (format, reasoning start, tools)
   bool parse_output = false;           // chat: split reasoning / content / tool calls
-  // parallel_tool_calls: false -> 1: later calls are dropped (not streamed, not returned).
-  // Until constrained decoding (issue 6) the model may still write them; -1 = no limit.
+  // parallel_tool_calls: false -> 1: later calls are dropped (not streamed, not returned). When
+  // the request has a grammar (serve/constraints.h) the model cannot write them at all; without
+  // one (tool_choice auto, no strict tool) it still may. -1 = no limit.
   int max_tool_calls = -1;
 };
 

@@ -14,8 +14,10 @@ import { authCases, cancellationCases, endpointCases, overloadCases, shutdownCas
 import { openaiCases } from './openai_cases.mjs';
 import { structuredCases } from './structured_cases.mjs';
 
-const options = parseArgs(process.argv.slice(2), { k3: undefined, work: undefined });
-const args = { k3: path.resolve(options.k3), work: path.resolve(options.work) };
+// --replies full|short: how long the sampled structured-output replies may run (short under
+// ASan+UBSan, where the model is several times slower).
+const options = parseArgs(process.argv.slice(2), { k3: undefined, work: undefined, replies: 'full' });
+const args = { k3: path.resolve(options.k3), work: path.resolve(options.work), replies: options.replies };
 const sdk = loadClients();
 
 const results = [];

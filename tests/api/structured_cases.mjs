@@ -72,10 +72,14 @@ function validateWithJsonschema(records, work, label) {
 export async function structuredCases(check, { server, sdk, args }) {
   const client = new sdk.OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 300000 });
   const work = path.join(args.work, 'structured');
+  // Under ASan (--replies short) one call per reply and a smaller budget bound the test's time;
+  // the release build runs parallel calls.
+  const short = args.replies === 'short';
+  const budget = short ? { parallel_tool_calls: false, max_tokens: 400 } : { max_tokens: 1200 };
 
   await check('structured: tool_choice required gives valid tool_calls, 20 of 20 (not streamed)', async () => {
     const records = [];
-    const replies = await Promise.all([0, 1, 2, 3].map((i) => choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', n: 5, temperature: 1.0, seed: 100 + i, max_tokens: 1200, ...NO_THINKING }, false)));
+    const replies = await Promise.all([0, 1, 2, 3].map((i) => choices(client, { model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', n: 5, temperature: 1.0, seed: 100 + i, ...budget, ...NO_THINKING }, false)));
     for (const got of replies) {
       assert.equal(got.length, 5);
       for (const c of got) {
@@ -97,8 +101,8 @@ export async function structuredCases(check, { server, sdk, args }) {
   await check('structured: tool_choice required gives valid tool_calls, 20 of 20 (streamed)', async () => {
     const records = [];
     let cut = 0;
-    const max_tokens = 1200;
-    const streams = await Promise.all([...Array(20).keys()].map(async (i) => collect(await client.chat.completions.create({ model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', temperature: 1.0, seed: 200 + i, max_tokens, stream: true, stream_options: { include_usage: true }, ...NO_THINKING }))));
+    const max_tokens = budget.max_tokens;
+    const streams = await Promise.all([...Array(20).keys()].map(async (i) => collect(await client.chat.completions.create({ model: MODEL, messages: USER, tools: TOOLS, tool_choice: 'required', temperature: 1.0, seed: 200 + i, ...budget, stream: true, stream_options: { include_usage: true }, ...NO_THINKING }))));
     for (const chunks of streams) {
       const assembled = assembleChat(chunks);
       const c = assembled.choices.get(0);
@@ -147,9 +151,9 @@ export async function structuredCases(check, { server, sdk, args }) {
   await check('structured: response_format json_schema and json_object give compact valid JSON', async () => {
     const records = [];
     for (const stream of [false, true]) {
-      const got = await choices(client, { model: MODEL, messages: USER, n: 8, temperature: 1.0, seed: 11, max_tokens: 1500, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: ANSWER } }, ...NO_THINKING }, stream);
+      const got = await choices(client, { model: MODEL, messages: USER, n: short ? 4 : 8, temperature: 1.0, seed: 11, max_tokens: short ? 600 : 1500, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: ANSWER } }, ...NO_THINKING }, stream);
       records.push({ name: 'answer', schema: ANSWER, outputs: got.map((c) => c.message.content), finished: got.map((c) => c.finish_reason === 'stop') });
-      const objects = await choices(client, { model: MODEL, messages: USER, n: 4, temperature: 1.0, seed: 12, max_tokens: 1500, response_format: { type: 'json_object' }, ...NO_THINKING }, stream);
+      const objects = await choices(client, { model: MODEL, messages: USER, n: short ? 2 : 4, temperature: 1.0, seed: 12, max_tokens: short ? 600 : 1500, response_format: { type: 'json_object' }, ...NO_THINKING }, stream);
       records.push({ name: 'json_object', schema: { type: 'object' }, outputs: objects.map((c) => c.message.content), finished: objects.map((c) => c.finish_reason === 'stop') });
     }
     validateWithJsonschema(records, work, 'response_format');
