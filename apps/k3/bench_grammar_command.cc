@@ -21,6 +21,7 @@
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "base/log.h"
+#include "serve/constraints.h"
 #include "structured/schema.h"
 #include "structured/vocabulary.h"
 #include "text/tokenizer/tokenizer.h"
@@ -241,12 +242,7 @@ int Run(BenchGrammarFlags f) {
   const int32_t eos = EosId(dir);
   Results r;
   const auto t = Clock::now();
-  std::vector<structured::SpecialToken> specials;
-  for (const text::SpecialToken& s : tok.specials().tokens()) {
-    specials.push_back({static_cast<int32_t>(s.id), s.name});
-  }
-  auto vocab =
-      structured::Vocabulary::FromRanks(tok.ranks(), tok.vocab_size(), std::move(specials));
+  auto vocab = serve::StructuredVocabulary(tok, static_cast<int64_t>(tok.vocab_size()));
   r.vocab_ms = MillisSince(t);
   K3_LOG(kInfo) << "vocabulary: " << vocab->size() << " ids, " << vocab->trie().size()
                 << " trie nodes in " << r.vocab_ms << " ms; end token " << eos;

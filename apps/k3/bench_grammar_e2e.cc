@@ -27,6 +27,7 @@
 #include "engine/engine.h"
 #include "engine/k3_model_runner.h"
 #include "model/model.h"
+#include "serve/constraints.h"
 #include "structured/matcher.h"
 #include "structured/schema.h"
 #include "structured/vocabulary.h"
@@ -97,13 +98,8 @@ base::Result<Setup> MakeSetup(base::ThreadPool* pool) {
   config.max_running = kSequences;
   K3_ASSIGN_OR_RETURN(
       s.engine, engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), config));
-  std::vector<structured::SpecialToken> specials;
-  for (const text::SpecialToken& t : s.tokenizer->specials().tokens()) {
-    specials.push_back({static_cast<int32_t>(t.id), t.name});
-  }
   const auto& info = s.engine->info();
-  s.vocab = structured::Vocabulary::FromRanks(s.tokenizer->ranks(),
-                                              static_cast<size_t>(info.vocab_size), specials);
+  s.vocab = serve::StructuredVocabulary(*s.tokenizer, info.vocab_size);
   K3_ASSIGN_OR_RETURN(structured::SchemaGraph graph,
                       structured::CompileSchema(nlohmann::json::parse(kSchema)));
   s.grammar = structured::JsonGrammar(s.vocab, std::move(graph), {info.eos_token_id});

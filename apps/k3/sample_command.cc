@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "engine/k3_model_runner.h"
 #include "model/model.h"
+#include "serve/constraints.h"
 #include "structured/grammar.h"
 #include "structured/schema.h"
 #include "structured/vocabulary.h"
@@ -90,12 +91,7 @@ int RunSample(const SampleFlags& f) {
   auto engine = engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), config);
   if (!engine.ok()) return fail(engine.status());
   const engine::RunnerInfo info = (*engine)->info();
-  std::vector<structured::SpecialToken> specials;
-  for (const text::SpecialToken& t : (*tokenizer)->specials().tokens()) {
-    specials.push_back({static_cast<int32_t>(t.id), t.name});
-  }
-  auto vocab = structured::Vocabulary::FromRanks((*tokenizer)->ranks(),
-                                                 static_cast<size_t>(info.vocab_size), specials);
+  auto vocab = serve::StructuredVocabulary(**tokenizer, info.vocab_size);
   std::mutex mu;
   std::condition_variable cv;
   int in_flight = 0;

@@ -86,17 +86,21 @@ ChatConstraints::ChatConstraints(const text::Tokenizer* tokenizer, int64_t logit
                                  int32_t eos_token_id)
     : tokenizer_(tokenizer), logits_width_(logits_width), eos_(eos_token_id) {}
 
-std::shared_ptr<const structured::Vocabulary> ChatConstraints::vocabulary() {
-  std::call_once(vocab_once_, [this] {
-    std::vector<structured::SpecialToken> specials;
-    for (const text::SpecialToken& s : tokenizer_->specials().tokens()) {
-      if (static_cast<int64_t>(s.id) < logits_width_) {
-        specials.push_back({static_cast<int32_t>(s.id), s.name});
-      }
+std::shared_ptr<const structured::Vocabulary> StructuredVocabulary(const text::Tokenizer& tokenizer,
+                                                                   int64_t logits_width) {
+  std::vector<structured::SpecialToken> specials;
+  for (const text::SpecialToken& s : tokenizer.specials().tokens()) {
+    if (static_cast<int64_t>(s.id) < logits_width) {
+      specials.push_back({static_cast<int32_t>(s.id), s.name});
     }
-    vocab_ = structured::Vocabulary::FromRanks(tokenizer_->ranks(),
-                                               static_cast<size_t>(logits_width_), specials);
-  });
+  }
+  return structured::Vocabulary::FromRanks(tokenizer.ranks(), static_cast<size_t>(logits_width),
+                                           std::move(specials));
+}
+
+std::shared_ptr<const structured::Vocabulary> ChatConstraints::vocabulary() {
+  std::call_once(vocab_once_,
+                 [this] { vocab_ = StructuredVocabulary(*tokenizer_, logits_width_); });
   return vocab_;
 }
 

@@ -20,6 +20,11 @@
 
 namespace k3::serve {
 
+// The structured-output view of a tokenizer: its ranks as ordinary tokens and its named specials,
+// over `logits_width` ids (the model's vocabulary size; specials at or past it are left out).
+std::shared_ptr<const structured::Vocabulary> StructuredVocabulary(const text::Tokenizer& tokenizer,
+                                                                   int64_t logits_width);
+
 class ChatConstraints {
  public:
   // `logits_width` is the model's vocabulary size (ids at or above the tokenizer's are never

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "serve/constraints.h"
 #include "structured/vocabulary.h"
 #include "testing/kimi_tokenizer.h"
 
@@ -40,11 +41,7 @@ inline std::shared_ptr<const Vocabulary> KimiVocabulary(const std::string& model
   if (slot) return slot;
   slot = [&] {
     const text::Tokenizer& tok = k3::testing::KimiTokenizer(model);
-    std::vector<SpecialToken> specials;
-    for (const text::SpecialToken& s : tok.specials().tokens()) {
-      specials.push_back({static_cast<int32_t>(s.id), s.name});
-    }
-    return Vocabulary::FromRanks(tok.ranks(), tok.vocab_size(), std::move(specials));
+    return serve::StructuredVocabulary(tok, static_cast<int64_t>(tok.vocab_size()));
   }();
   return slot;
 }
