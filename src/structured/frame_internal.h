@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "structured/frame.h"
+#include "structured/string_lexer.h"
 
 namespace k3::structured {
 
@@ -32,6 +33,12 @@ enum ArrayState : uint8_t { kArrAfterOpen, kArrInItem, kArrAfterItem };
 // An object key frame (after the opening quote): `seen` declared properties, `filter` of the
 // additional keys so far (generation mode).
 Frame KeyFrame(const Grammar& g, int32_t object_node, uint64_t seen, uint64_t filter);
+
+// For a key frame of an object that allows additional keys: true and the string lexer state it is
+// in, since such a key then accepts exactly the canonical string text from that state until its
+// closing quote (declared or not; which key it named matters only at the close). False for keys
+// of closed objects.
+bool AdditionalKeyLexer(const Grammar& g, const Frame& key, StringLexer* lexer);
 
 StepResult StepJson(const Grammar& g, Frame& f, int32_t event);
 StepResult StepNumber(const Grammar& g, Frame& f, int32_t event);

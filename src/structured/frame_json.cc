@@ -293,6 +293,25 @@ StepResult StepKey(const Grammar& g, Frame& f, int32_t e) {
   return Result(StepKind::kConsume);
 }
 
+}  // namespace
+
+bool AdditionalKeyLexer(const Grammar& g, const Frame& key, StringLexer* lexer) {
+  if (key.kind != FrameKind::kKey || g.node(key.node).additional < 0) return false;
+  if (key.state & kKeyDiverged) {
+    *lexer = StringLexer::Unpack(key.d);
+    return true;
+  }
+  *lexer = StringLexer{};
+  if (key.offset > 0) {  // a declared key's prefix: its canonical spelling, lexed
+    for (unsigned char p : std::string_view(g.KeyList(key.node)[key.a]).substr(0, key.offset)) {
+      lexer->Step(p, /*canonical=*/true);
+    }
+  }
+  return true;
+}
+
+namespace {
+
 StepResult StepArray(const Grammar& g, Frame& f, int32_t e) {
   const SchemaNode& n = g.node(f.node);
   const bool tracked = TracksCount(n);

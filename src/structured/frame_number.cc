@@ -6,6 +6,7 @@
 //
 // Frame fields: state = NumState; a = int digits | frac digits << 8 | exp digits << 16 |
 // negative << 24; c = integer part, d = fraction digits as an integer (bounded numbers only).
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -33,9 +34,13 @@ uint32_t Pack(const Digits& d) {
 }
 
 long double Pow10(int n) {
-  long double p = 1;
-  for (int i = 0; i < n; ++i) p *= 10;
-  return p;
+  static const auto table = [] {
+    std::array<long double, kMaxDigits + 2> t{};
+    t[0] = 1;
+    for (size_t i = 1; i < t.size(); ++i) t[i] = t[i - 1] * 10;
+    return t;
+  }();
+  return table[static_cast<size_t>(n)];
 }
 
 // Does the magnitude interval [a, b] (b_open: b itself excluded) of a number with this sign meet
@@ -52,6 +57,16 @@ bool Meets(const SchemaNode& n, bool negative, long double a, long double b, boo
     if (hi < m || (hi == m && (hi_open || n.exclusive_min))) return false;
   }
   return true;
+}
+
+// Is a bound so close to magnitude x (of a number with this sign) that long double arithmetic and
+// the reader's double could order them differently? The margin covers both roundings and the
+// 1e-18 between a prefix padded with nines and the next decimal step.
+bool NearBound(const SchemaNode& n, bool negative, long double x) {
+  const long double v = negative ? -x : x;
+  const long double margin = (std::fabs(v) + 1) * 1e-14L;
+  return (n.has_max && std::fabs(v - static_cast<long double>(n.maximum)) <= margin) ||
+         (n.has_min && std::fabs(v - static_cast<long double>(n.minimum)) <= margin);
 }
 
 // "ip.fp" with exactly frac_digits fraction digits ("ip." when zero: a prefix about to get some).
@@ -90,14 +105,21 @@ bool Viable(const SchemaNode& n, NumState s, const Digits& d, uint64_t ip, uint6
     case kFrac: {
       // The doubles a completion can parse to run from the prefix itself (or p.0) to the prefix
       // padded with nines; as decimal steps (1e-18) are finer than doubles there, every double in
-      // between is reached. Computed with strtod, as the validator's reader does, so bounds like
-      // 0.3 or an exclusive 2.5 compare exactly (no dead end, no valid value refused).
-      const std::string text = DecimalText(ip, fp, s == kFrac ? d.frac_digits : 0);
-      const double lo = std::strtod(text.c_str(), nullptr);
-      const int pad = kMaxDigits - (s == kFrac ? d.frac_digits : 0);
-      const double hi =
+      // between is reached. Compared exactly as the validator's reader parses (strtod), so bounds
+      // like 0.3 or an exclusive 2.5 give no dead end and refuse no valid value — but strtod
+      // (~0.3 us) only when a bound lies within rounding distance of the interval's ends.
+      const int frac_digits = s == kFrac ? d.frac_digits : 0;
+      const long double lo = p + static_cast<long double>(fp) / Pow10(frac_digits);
+      const long double hi = lo + 1 / Pow10(frac_digits);
+      if (!NearBound(n, d.negative, lo) && !NearBound(n, d.negative, hi)) {
+        return Meets(n, d.negative, lo, hi, false);
+      }
+      const std::string text = DecimalText(ip, fp, frac_digits);
+      const double exact_lo = std::strtod(text.c_str(), nullptr);
+      const int pad = kMaxDigits - frac_digits;
+      const double exact_hi =
           std::strtod((text + std::string(static_cast<size_t>(pad), '9')).c_str(), nullptr);
-      return Meets(n, d.negative, lo, hi, false);
+      return Meets(n, d.negative, exact_lo, exact_hi, false);
     }
     default:
       return true;
@@ -105,8 +127,12 @@ bool Viable(const SchemaNode& n, NumState s, const Digits& d, uint64_t ip, uint6
 }
 
 // The exact check at the end uses the double the text parses to (as any JSON reader would), not
-// long double arithmetic, so bounds like 0.001 compare as the validator compares them.
+// long double arithmetic, so bounds like 0.001 compare as the validator compares them (strtod
+// only when a bound is within rounding distance).
 bool InBounds(const SchemaNode& n, const Digits& d, uint64_t ip, uint64_t fp) {
+  const long double approx =
+      static_cast<long double>(ip) + static_cast<long double>(fp) / Pow10(d.frac_digits);
+  if (!NearBound(n, d.negative, approx)) return Meets(n, d.negative, approx, approx, false);
   const std::string text = DecimalText(ip, fp, d.frac_digits);
   const double v = std::strtod(text.c_str(), nullptr);
   return Meets(n, d.negative, v, v, false);

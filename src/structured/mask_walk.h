@@ -16,6 +16,12 @@ class Grammar;
 // cached if the frame is cacheable). Thread-safe.
 std::shared_ptr<const MaskEntry> EntryFor(const Grammar& g, const Frame& top);
 
+// The entry for top frame `top`, computed without any cache: by the fastest method for the frame
+// (ComputeEntry), or by walking the whole vocabulary trie (ComputeEntryByWalk, the reference the
+// specialised methods are tested against).
+std::shared_ptr<MaskEntry> ComputeEntry(const Grammar& g, const Frame& top);
+std::shared_ptr<MaskEntry> ComputeEntryByWalk(const Grammar& g, const Frame& top);
+
 // Feeds `event` to every stack, splitting stacks at ambiguous anyOf values and dropping the ones
 // that reject it (duplicates merged). False when none is left (then `stacks` is empty).
 bool AdvanceAll(const Grammar& g, std::vector<FrameStack>& stacks, int32_t event);

@@ -21,6 +21,7 @@ std::shared_ptr<const Vocabulary> Vocabulary::Build(size_t vocab_size,
     const std::string& bytes = vocab->ordinary_[id];
     if (bytes.empty()) continue;
     vocab->ordinary_set_.Set(id);
+    vocab->max_token_bytes_ = std::max(vocab->max_token_bytes_, bytes.size());
     if (bytes.size() == 1) vocab->byte_tokens_[static_cast<uint8_t>(bytes[0])] = int32_t(id);
   }
   for (const SpecialToken& s : specials) {
@@ -50,6 +51,15 @@ const StringProfile& Vocabulary::string_profile() const {
     profile_ = std::make_unique<StringProfile>(StringProfile::Build(*this));
   });
   return *profile_;
+}
+
+const StringContent& Vocabulary::key_content(StringLexer state) const {
+  // Built under the lock: a second caller for the same state waits instead of walking too, and
+  // there are only a few states (see string_content.h).
+  std::lock_guard<std::mutex> lock(key_content_mu_);
+  std::unique_ptr<const StringContent>& slot = key_content_[state.Pack()];
+  if (!slot) slot = std::make_unique<const StringContent>(StringContent::Build(*this, state));
+  return *slot;
 }
 
 int32_t Vocabulary::SpecialId(std::string_view name) const {

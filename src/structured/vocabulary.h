@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "structured/mask_cache.h"
+#include "structured/string_content.h"
 #include "structured/string_profile.h"
 #include "structured/token_set.h"
 
@@ -59,12 +60,17 @@ class Vocabulary {
   const std::vector<SpecialToken>& specials() const { return specials_; }
   const std::vector<TrieNode>& trie() const { return trie_; }
   const TokenSet& ordinary_set() const { return ordinary_set_; }
+  // The length of the longest ordinary token.
+  size_t max_token_bytes() const { return max_token_bytes_; }
   // The id of the single-byte token b, or -1.
   int32_t ByteToken(uint8_t b) const { return byte_tokens_[b]; }
   // Masks of frames that mean the same in every grammar (any value, plain strings and numbers).
   MaskCache& shared_cache() const { return shared_cache_; }
   // Built on first use; thread-safe.
   const StringProfile& string_profile() const;
+  // How tokens read inside a canonical string (an object key) from lexer state `state`; built on
+  // first use per state, then shared. Thread-safe.
+  const StringContent& key_content(StringLexer state) const;
 
  private:
   void BuildTrie();
@@ -75,9 +81,12 @@ class Vocabulary {
   std::vector<TrieNode> trie_;
   TokenSet ordinary_set_;
   int32_t byte_tokens_[256];
+  size_t max_token_bytes_ = 0;
   mutable MaskCache shared_cache_;
   mutable std::once_flag profile_once_;
   mutable std::unique_ptr<StringProfile> profile_;
+  mutable std::mutex key_content_mu_;
+  mutable std::unordered_map<uint64_t, std::unique_ptr<const StringContent>> key_content_;
 };
 
 }  // namespace k3::structured
