@@ -136,7 +136,11 @@ base::Result<Run> RunBatch(Setup& s, bool constrained, const std::vector<int64_t
       last = Clock::now();
       if (first && ++started == kSequences) decode_start = last;
       if (started == kSequences) run.decode_tokens += decoded;
-      if (o.finish_reason == engine::FinishReason::kStop) ++run.eos_finished;
+      // Ended by EOS: on its own (kStop) or as the max_tokens budget closed it (kLength with a
+      // complete grammar output).
+      if (o.finish_reason == engine::FinishReason::kStop || (o.finished() && o.grammar_complete)) {
+        ++run.eos_finished;
+      }
     };
     K3_RETURN_IF_ERROR(
         s.engine->Submit({s.prompts[static_cast<size_t>(i)], p, on_output}).status());

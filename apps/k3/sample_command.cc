@@ -1,9 +1,11 @@
 // `k3 sample`: constrained sampling over a file of JSON Schemas. For every schema, n completions
 // of a short prompt are sampled from a model (default: the embedded demo checkpoint, random
 // weights) with the schema as a bare JSON grammar, and written as JSON lines
-// {"name", "schema", "outputs": [text...], "finished": [bool...]} (finished = ended by EOS, not
-// by max_tokens), the input of tests/structured/validate.py. A schema that does not compile gets
-// {"name", "error"} instead.
+// {"name", "schema", "outputs": [text...], "finished": [bool...], "closed_by_budget": [bool...]}
+// (finished = a complete output, ended by EOS; closed_by_budget = it ended because max_tokens was
+// near and only the shortest way to finish was allowed, see
+// SamplingParams::grammar_ends_within_budget; --no-budget-close turns that off), the input of
+// tests/structured/validate.py. A schema that does not compile gets {"name", "error"} instead.
 //
 // Requests run concurrently in one engine (a window of --window schemas in flight).
 #include <CLI/CLI.hpp>
@@ -36,6 +38,7 @@ struct SampleFlags {
   int every = 1;
   int limit = 0;
   int window = 8;
+  bool no_budget_close = false;
   int threads = 0;
 };
 
@@ -43,6 +46,7 @@ struct Case {
   nlohmann::json line;  // name + schema
   std::vector<std::vector<int32_t>> tokens;
   std::vector<bool> finished;
+  std::vector<bool> closed_by_budget;
   int unfinished = 0;
   std::string error;
 };
@@ -106,12 +110,14 @@ int RunSample(const SampleFlags& f) {
     }
     c.tokens.assign(static_cast<size_t>(f.n), {});
     c.finished.assign(static_cast<size_t>(f.n), false);
+    c.closed_by_budget.assign(static_cast<size_t>(f.n), false);
     c.unfinished = f.n;
     engine::SamplingParams p;
     p.temperature = f.temperature;
     p.n = f.n;
     p.seed = 1000 + i;
     p.max_tokens = f.max_tokens;
+    p.grammar_ends_within_budget = !f.no_budget_close;
     auto grammar = structured::JsonGrammar(vocab, std::move(*graph), {info.eos_token_id});
     grammar->set_unique_additional_keys(true);  // generation mode, as the server's grammars
     p.grammar = grammar;
@@ -123,7 +129,10 @@ int RunSample(const SampleFlags& f) {
       auto& tokens = cc.tokens[static_cast<size_t>(o.index)];
       tokens.insert(tokens.end(), o.tokens.begin(), o.tokens.end());
       if (o.finish_reason == engine::FinishReason::kNone) return;
-      cc.finished[static_cast<size_t>(o.index)] = o.finish_reason == engine::FinishReason::kStop;
+      const bool complete = o.finish_reason == engine::FinishReason::kStop || o.grammar_complete;
+      cc.finished[static_cast<size_t>(o.index)] = complete;
+      cc.closed_by_budget[static_cast<size_t>(o.index)] =
+          complete && o.finish_reason == engine::FinishReason::kLength;
       if (--cc.unfinished == 0) {
         --in_flight;
         cv.notify_all();
@@ -162,6 +171,7 @@ int RunSample(const SampleFlags& f) {
         line["outputs"].push_back(bytes.ok() ? *bytes : std::string());
       }
       line["finished"] = c.finished;
+      line["closed_by_budget"] = c.closed_by_budget;
     }
     out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
@@ -189,6 +199,8 @@ CommandFn AddSampleCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--limit", f->limit, "At most this many schemas (0: all)")->capture_default_str();
+  app.add_flag("--no-budget-close", f->no_budget_close,
+               "Let outputs run into max_tokens (cut) instead of ending them in time");
   app.add_option("--window", f->window, "Schemas in flight at once")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

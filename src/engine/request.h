@@ -24,6 +24,10 @@ struct RequestOutput {
   int64_t prompt_tokens = 0;
   int64_t cached_tokens = 0;     // prompt tokens served from the prefix cache
   int64_t generated_tokens = 0;  // so far, this completion
+  // With a grammar: the output is a complete instance of it (the grammar took its end token).
+  // Also true for a kLength finish when the budget made the output end early (see
+  // SamplingParams::grammar_ends_within_budget).
+  bool grammar_complete = false;
   bool finished() const { return finish_reason != FinishReason::kNone; }
 };
 

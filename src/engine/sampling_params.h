@@ -50,6 +50,11 @@ struct SamplingParams {
   // are allowed only where it may end. The next step's mask is computed while the forward pass
   // runs. Null = unconstrained.
   std::shared_ptr<const structured::Grammar> grammar;
+  // With a grammar: when finishing the output needs about all the tokens max_tokens still
+  // allows, only tokens of the shortest way to finish stay allowed (Matcher::FillBudgetedMask),
+  // so the output ends complete and valid instead of being cut. Such an output finishes with
+  // kLength (the limit shaped it) and RequestOutput::grammar_complete set.
+  bool grammar_ends_within_budget = true;
 
   // INVALID_ARGUMENT naming the first bad field.
   base::Status Validate(int64_t vocab_size) const;

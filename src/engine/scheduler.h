@@ -102,6 +102,10 @@ class Scheduler {
   void PrefetchMasks();
   void WaitForMasks() { mask_worker_.Wait(); }
   void Finish(Sequence* seq, FinishReason reason, RequestOutput output);
+  int64_t TokensLeft(const Sequence& seq) const;
+  void MaskRow(const structured::TokenSet& mask);  // disallowed tokens of row_ to -inf
+  // The next-token mask of a constrained sequence (budget-aware unless the request opted out).
+  void FillSequenceMask(Sequence* seq) const;
   void Emit(Sequence* seq, RequestOutput& output);
   RequestOutput NewOutput(const Sequence& seq) const;
 

@@ -41,6 +41,7 @@ struct Collected {
   FinishReason reason = FinishReason::kNone;
   int64_t cached = 0;
   int outputs_after_finish = 0;
+  bool grammar_complete = false;
 };
 
 class Harness {
@@ -63,6 +64,7 @@ class Harness {
                       c.tokens.insert(c.tokens.end(), o.tokens.begin(), o.tokens.end());
                       c.reason = o.finish_reason;
                       c.cached = o.cached_tokens;
+                      c.grammar_complete = o.grammar_complete;
                     }};
     return scheduler_->Add(id, std::move(r));
   }
@@ -439,6 +441,57 @@ TEST(Scheduler, GrammarConstrainsEverySampledToken) {
     EXPECT_GE(j["a"].get<int>(), -5) << text;
     EXPECT_LE(j["a"].get<int>(), 50) << text;
   }
+  h.ExpectNothingHeld();
+}
+
+// An open-ended schema (any JSON value, nested at will) that a random model rarely closes: with
+// a small max_tokens every output still ends as complete JSON within it — the outputs the budget
+// shaped finish with kLength and grammar_complete — and with the option off they are cut.
+TEST(Scheduler, GrammarOutputsEndWithinMaxTokens) {
+  const std::string alphabet = "{}[]\":,-0123456789abcdefghijklmnopqrstuvwxyz .eEtrunlsABCDXYZ";
+  std::vector<std::string> bytes(kVocab);
+  for (size_t i = 0; i < alphabet.size() && i + 1 < kVocab; ++i) bytes[i] = alphabet.substr(i, 1);
+  auto vocab = structured::Vocabulary::Build(kVocab, bytes, {{kVocab - 1, "<eos>"}});
+  auto graph = structured::CompileSchema(nlohmann::json::parse(
+      R"({"type":"object","properties":{"items":{"type":"array","items":{}}},
+          "required":["items"]})"));
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  std::shared_ptr<const structured::Grammar> grammar =
+      structured::JsonGrammar(vocab, std::move(*graph), {kVocab - 1});
+  EngineConfig config = SmallConfig();
+  config.max_running = 4;
+  Harness h(config);
+  std::mt19937_64 rng(5);
+  constexpr uint64_t kRequests = 16;
+  for (uint64_t id = 0; id < 2 * kRequests; ++id) {
+    SamplingParams p;
+    p.temperature = 1.0;
+    p.seed = id;
+    p.max_tokens = 60;
+    p.grammar = grammar;
+    p.grammar_ends_within_budget = id < kRequests;  // the second half: off
+    ASSERT_TRUE(h.Add(id, RandomTokens(rng, 3), p).ok());
+  }
+  h.Run();
+  int shaped = 0, cut = 0;
+  for (uint64_t id = 0; id < 2 * kRequests; ++id) {
+    const Collected& c = h.Get(id, 0);
+    ASSERT_LE(c.tokens.size(), 60u) << id;
+    const bool ended = c.tokens.back() == kVocab - 1;
+    if (id >= kRequests) {
+      cut += !ended;
+      continue;
+    }
+    ASSERT_TRUE(ended) << id;
+    ASSERT_TRUE(c.grammar_complete) << id;
+    shaped += c.reason == FinishReason::kLength;
+    std::string text;
+    for (size_t i = 0; i + 1 < c.tokens.size(); ++i) text += bytes[c.tokens[i]];
+    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object() && j.contains("items") && j["items"].is_array()) << text;
+  }
+  EXPECT_GT(shaped, 0);  // the budget did bind
+  EXPECT_GT(cut, 0);     // and without it, outputs are cut
   h.ExpectNothingHeld();
 }
 

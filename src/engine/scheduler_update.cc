@@ -49,20 +49,41 @@ void Scheduler::Update(const std::vector<Scheduled>& plan, const std::vector<flo
 
 void Scheduler::PrefetchMasks() {
   if (mask_queue_.empty()) return;
-  mask_worker_.Run([queue = mask_queue_] {
+  mask_worker_.Run([this, queue = mask_queue_] {
     for (Sequence* seq : queue) {
-      seq->matcher->FillMask(&seq->mask);
+      FillSequenceMask(seq);
       seq->mask_ready = true;
     }
   });
 }
 
+// Tokens this sequence may still generate (the next one included).
+int64_t Scheduler::TokensLeft(const Sequence& seq) const {
+  return std::min(seq.request->params.max_tokens - seq.generated,
+                  layout_.max_model_len - static_cast<int64_t>(seq.tokens.size()));
+}
+
+void Scheduler::FillSequenceMask(Sequence* seq) const {
+  if (!seq->request->params.grammar_ends_within_budget) {
+    seq->matcher->FillMask(&seq->mask);
+    seq->mask_closing = false;
+    return;
+  }
+  const int64_t left = std::max<int64_t>(1, TokensLeft(*seq));
+  seq->mask_closing = seq->matcher->FillBudgetedMask(&seq->mask, static_cast<size_t>(left));
+}
+
 // Masks disallowed tokens to -inf. A grammar never leaves no token allowed (the matcher keeps
 // only prefixes that can be finished); if it ever did, EOS alone is left so the sequence ends.
 void Scheduler::ConstrainRow(Sequence* seq) {
-  if (!seq->mask_ready) seq->matcher->FillMask(&seq->mask);
+  if (!seq->mask_ready) FillSequenceMask(seq);
   seq->mask_ready = false;
-  const auto words = seq->mask.words();
+  seq->closed_by_budget |= seq->mask_closing;
+  MaskRow(seq->mask);
+}
+
+void Scheduler::MaskRow(const structured::TokenSet& mask) {
+  const auto words = mask.words();
   bool any = false;
   for (size_t w = 0; w < words.size(); ++w) {
     const uint64_t bits = words[w];
@@ -124,9 +145,21 @@ void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
   SampledToken sampled =
       sampler_.Sample(row_, params, seq->penalties, seed, static_cast<uint64_t>(seq->generated));
   if (forced) sampled.token = params.forced_tokens[static_cast<size_t>(seq->generated)];
+  // A token that would leave no room to finish the grammar within max_tokens: draw again (same
+  // seed) among the tokens of the shortest way to finish. Checked only near the budget's end.
+  if (seq->matcher && !forced && params.grammar_ends_within_budget &&
+      !seq->matcher->FitsBudget(sampled.token,
+                                static_cast<size_t>(std::max<int64_t>(1, TokensLeft(*seq))))) {
+    seq->matcher->FillCompletionMask(&seq->mask);
+    MaskRow(seq->mask);
+    sampled =
+        sampler_.Sample(row_, params, seq->penalties, seed, static_cast<uint64_t>(seq->generated));
+    seq->closed_by_budget = true;
+  }
   const int32_t token = sampled.token;
   // A scripted token outside the grammar ends the constraint for this sequence (tests only).
   if (seq->matcher && !seq->matcher->Accept(token)) seq->matcher.reset();
+  const bool grammar_complete = seq->matcher && seq->matcher->Finished();
   seq->tokens.push_back(token);
   seq->penalties.AddOutput(token);
   ++seq->generated;
@@ -134,11 +167,14 @@ void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
 
   RequestOutput out = NewOutput(*seq);
   out.tokens.push_back(token);
+  out.grammar_complete = grammar_complete;
   if (params.logprobs >= 0) out.logprobs.push_back(std::move(sampled));
   const bool stop_id = std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(),
                                  token) != params.stop_token_ids.end();
   if (stop_id || (!params.ignore_eos && token == info_.eos_token_id)) {
-    Finish(seq, FinishReason::kStop, std::move(out));
+    // An output the budget made end early is complete, but shaped by max_tokens: say so.
+    const bool budget_shaped = grammar_complete && seq->closed_by_budget;
+    Finish(seq, budget_shaped ? FinishReason::kLength : FinishReason::kStop, std::move(out));
   } else if (seq->generated >= params.max_tokens ||
              static_cast<int64_t>(seq->tokens.size()) >= layout_.max_model_len) {
     Finish(seq, FinishReason::kLength, std::move(out));

@@ -51,6 +51,8 @@ struct Sequence {
   std::unique_ptr<structured::Matcher> matcher;
   structured::TokenSet mask;
   bool mask_ready = false;
+  bool mask_closing = false;      // `mask` allows only the way to finish within max_tokens
+  bool closed_by_budget = false;  // a closing mask was used for some token of this output
 
   int64_t remaining() const { return static_cast<int64_t>(tokens.size()) - computed; }
 };

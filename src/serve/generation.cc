@@ -99,7 +99,8 @@ void Generation::AppendTokens(Choice& choice, const engine::RequestOutput& outpu
     }
     // The stop token that ends a completion is not part of the text.
     const bool last = i + 1 == output.tokens.size();
-    if (last && output.finish_reason == engine::FinishReason::kStop &&
+    // (Also after a grammar output that max_tokens made end early: complete, finished as length.)
+    if (last && (output.finish_reason == engine::FinishReason::kStop || output.grammar_complete) &&
         token == engine_->info().eos_token_id) {
       continue;
     }
@@ -126,8 +127,10 @@ void Generation::FinishChoice(Choice& choice, const engine::RequestOutput& outpu
   choice.done = true;
   const bool by_stop_string = choice.stop.stopped();
   const bool truncated = !by_stop_string && output.finish_reason == engine::FinishReason::kLength;
+  // A grammar output the budget made end early is complete (finish_reason still "length").
+  const bool complete = output.grammar_complete;
   if (choice.parser) {
-    choice.parser->Finish(truncated, &update->events);
+    choice.parser->Finish(truncated && !complete, &update->events);
     LimitToolCalls(&update->events);
     update->parsed = choice.parser->result();
     if (prompt_.max_tool_calls >= 0 &&

@@ -30,6 +30,26 @@ enum ObjectState : uint8_t {
 };
 enum ArrayState : uint8_t { kArrAfterOpen, kArrInItem, kArrAfterItem };
 
+// K3 argument blocks (kK3Args frames): where in `<|open|>argument key="K" type="T"<|sep|>VALUE
+// <|close|>argument<|sep|>` the frame is.
+enum K3State : uint8_t {
+  kK3Boundary,    // between argument blocks
+  kK3ArgLiteral,  // after <|open|>: `argument key="`
+  kK3InKey,
+  kK3TypeLiteral,  // ` type="`
+  kK3InType,
+  kK3TypeQuote,  // `"`
+  kK3Sep,        // <|sep|>
+  kK3InValue,
+  kK3Close,         // <|close|>
+  kK3CloseLiteral,  // `argument`
+  kK3CloseSep,      // <|sep|>
+};
+
+inline constexpr char kArgOpen[] = "argument key=\"";
+inline constexpr char kTypeAttr[] = " type=\"";  // the key frame took the closing quote
+inline constexpr char kArgName[] = "argument";
+
 // An object key frame (after the opening quote): `seen` declared properties, `filter` of the
 // additional keys so far (generation mode).
 Frame KeyFrame(const Grammar& g, int32_t object_node, uint64_t seen, uint64_t filter);

@@ -39,24 +39,6 @@ StepResult MatchBytes(Frame& f, const std::string& bytes, int32_t e, bool* done)
   return MakeStep(StepKind::kConsume);
 }
 
-enum K3State : uint8_t {
-  kK3Boundary,    // between argument blocks
-  kK3ArgLiteral,  // after <|open|>: `argument key="`
-  kK3InKey,
-  kK3TypeLiteral,  // ` type="`
-  kK3InType,
-  kK3TypeQuote,  // `"`
-  kK3Sep,        // <|sep|>
-  kK3InValue,
-  kK3Close,         // <|close|>
-  kK3CloseLiteral,  // `argument`
-  kK3CloseSep,      // <|sep|>
-};
-
-constexpr char kArgOpen[] = "argument key=\"";
-constexpr char kTypeAttr[] = " type=\"";  // the key frame took the closing quote
-constexpr char kArgName[] = "argument";
-
 }  // namespace
 
 StepResult StepProgram(const Grammar& g, Frame& f, int32_t e) {

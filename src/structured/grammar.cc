@@ -111,6 +111,7 @@ void Grammar::Finalize() {
     if (s >= 0) specials.insert(s);
   }
   relevant_specials_.assign(specials.begin(), specials.end());
+  completion_costs_ = ComputeCompletionCosts(*this);
 }
 
 std::shared_ptr<Grammar> JsonGrammar(std::shared_ptr<const Vocabulary> vocab, SchemaGraph graph,

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "structured/completion.h"
 #include "structured/mask_cache.h"
 #include "structured/schema.h"
 #include "structured/vocabulary.h"
@@ -86,6 +87,7 @@ class Grammar {
 
   int32_t AddProgram(Program program);
   const Program& program(int32_t i) const { return programs_[i]; }
+  size_t program_count() const { return programs_.size(); }
   int32_t main_program() const { return main_program_; }
   void set_main_program(int32_t p) { main_program_ = p; }
 
@@ -114,6 +116,8 @@ class Grammar {
   void Finalize();
 
   MaskCache& cache() const { return cache_; }
+  // Cost bounds that order the choices of ShortCompletion (computed by Finalize).
+  const CompletionCosts& completion_costs() const { return completion_costs_; }
 
   // Generation mode: no additional key twice in one object (see frame_json.cc). Off for exact
   // validation (a 64-bit filter could refuse a valid second key).
@@ -135,6 +139,7 @@ class Grammar {
   K3Special k3_specials_;
   std::vector<std::vector<K3Property>> k3_props_;  // by node; last entry = additional
   mutable MaskCache cache_;
+  CompletionCosts completion_costs_;
   bool unique_additional_keys_ = false;
 };
 

@@ -102,6 +102,8 @@ void Vocabulary::BuildTrie() {
     previous = bytes;
   }
   close_to(0);
+  std::fill(std::begin(root_child_), std::end(root_child_), static_cast<uint32_t>(trie_.size()));
+  for (size_t i = 0; i < trie_.size(); i = trie_[i].next) root_child_[trie_[i].byte] = uint32_t(i);
 }
 
 }  // namespace k3::structured

@@ -62,6 +62,20 @@ class Vocabulary {
   const TokenSet& ordinary_set() const { return ordinary_set_; }
   // The length of the longest ordinary token.
   size_t max_token_bytes() const { return max_token_bytes_; }
+  // Calls fn(id) for every ordinary token whose bytes are a prefix of `bytes` (shortest first).
+  template <typename Fn>
+  void ForEachPrefixToken(std::string_view bytes, Fn fn) const {
+    if (bytes.empty()) return;
+    size_t i = root_child_[static_cast<uint8_t>(bytes[0])];  // siblings scanned below the root
+    size_t end = i < trie_.size() ? i + 1 : i;
+    for (unsigned char c : bytes) {
+      while (i < end && trie_[i].byte != c) i = trie_[i].next;
+      if (i >= end) return;
+      if (trie_[i].token >= 0) fn(trie_[i].token);
+      end = trie_[i].next;
+      ++i;
+    }
+  }
   // The id of the single-byte token b, or -1.
   int32_t ByteToken(uint8_t b) const { return byte_tokens_[b]; }
   // Masks of frames that mean the same in every grammar (any value, plain strings and numbers).
@@ -81,6 +95,7 @@ class Vocabulary {
   std::vector<TrieNode> trie_;
   TokenSet ordinary_set_;
   int32_t byte_tokens_[256];
+  uint32_t root_child_[256];  // trie node of each first byte (trie size: none)
   size_t max_token_bytes_ = 0;
   mutable MaskCache shared_cache_;
   mutable std::once_flag profile_once_;

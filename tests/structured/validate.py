@@ -346,13 +346,15 @@ def check_corpus(path):
 def check_generations(path, max_unfinished=0.0):
     """Every finished output must be valid; outputs cut by max_tokens are counted, and fail the
     check only when they are more than `max_unfinished` (a fraction) of all outputs."""
-    n_outputs = n_schemas = n_ok = n_unfinished = n_invalid = 0
+    n_outputs = n_schemas = n_ok = n_unfinished = n_invalid = n_closed = 0
     unfinished_by_schema = {}
+    closed_by_schema = {}
     for lineno, entry in _read_jsonl(path):
         n_schemas += 1
         name = entry.get("name", "<line %d>" % lineno)
         outputs = entry.get("outputs", [])
         finished = entry.get("finished", [])
+        closed = entry.get("closed_by_budget", [])
         try:
             validator = jsonschema.Draft202012Validator(entry["schema"])
             validator.check_schema(entry["schema"])
@@ -377,15 +379,21 @@ def check_generations(path, max_unfinished=0.0):
                         best.message)
             if err is None:
                 n_ok += 1
+                if i < len(closed) and closed[i] is True:
+                    n_closed += 1
+                    closed_by_schema[name] = closed_by_schema.get(name, 0) + 1
             else:
                 n_invalid += 1
                 print("FAIL %s: output #%d %s: %s" % (name, i, json.dumps(text, ensure_ascii=False), err))
     for name, count in sorted(unfinished_by_schema.items(), key=lambda kv: -kv[1]):
         print("unfinished (cut by max_tokens): %s: %d" % (name, count))
+    for name, count in sorted(closed_by_schema.items(), key=lambda kv: -kv[1])[:10]:
+        print("ended early by the max_tokens budget (complete, valid): %s: %d" % (name, count))
     rate = n_unfinished / max(1, n_outputs)
-    print("generations: %d outputs over %d schemas, %d finished and valid, %d invalid, "
-          "%d unfinished (%.2f%%; allowed %.2f%%)" % (n_outputs, n_schemas, n_ok, n_invalid,
-                                                      n_unfinished, 100 * rate, 100 * max_unfinished))
+    print("generations: %d outputs over %d schemas, %d finished and valid (%d of them ended early "
+          "by the max_tokens budget, in %d schemas), %d invalid, %d unfinished (%.2f%%; allowed "
+          "%.2f%%)" % (n_outputs, n_schemas, n_ok, n_closed, len(closed_by_schema), n_invalid,
+                       n_unfinished, 100 * rate, 100 * max_unfinished))
     return 0 if n_invalid == 0 and rate <= max_unfinished else 1
 
 
