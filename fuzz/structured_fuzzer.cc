@@ -10,6 +10,8 @@
 // - Rollback(1) then the same token again gives back the same mask;
 // - at the end, the end token is in the mask exactly when CanEnd; accepting it finishes the
 //   matcher (empty mask after); a fresh matcher takes the accepted text in one AcceptBytes;
+// - a way to finish exists from every state reached (Completion), and following it (the one
+//   token FillCompletionMask allows, step by step) ends the output within TokensToSpell tokens;
 // - soundness: a text the matcher may end on is valid JSON that matches the compiled graph (lone
 //   surrogate escapes and numbers beyond a double excepted: nlohmann refuses those).
 #include <cstddef>
@@ -210,6 +212,26 @@ bool HasSurrogateEscape(std::string_view text) {
   return false;
 }
 
+void CheckCompletion(const st::Matcher& m, const std::string& accepted) {
+  if (m.Finished()) return;
+  st::Matcher walk = m;
+  K3_CHECK(!walk.Completion().empty()) << "no way to finish after '" << Escaped(accepted) << "'";
+  const size_t tokens = walk.TokensToSpell(walk.Completion());
+  st::TokenSet mask;
+  std::string followed;
+  for (size_t step = 0; step < tokens && !walk.Finished(); ++step) {
+    walk.FillCompletionMask(&mask);
+    K3_CHECK(mask.Count() == 1) << "completion mask of " << mask.Count() << " tokens after '"
+                                << Escaped(accepted) << "' + '" << Escaped(followed) << "'";
+    int32_t token = 0;
+    while (!mask.Test(static_cast<size_t>(token))) ++token;
+    K3_CHECK(walk.Accept(token)) << "completion token refused after '" << Escaped(accepted) << "'";
+    if (Vocab().vocab->IsOrdinary(token)) followed += Vocab().vocab->Bytes(token);
+  }
+  K3_CHECK(walk.Finished()) << "following the completion did not end after '" << Escaped(accepted)
+                            << "'";
+}
+
 void RunInstance(const std::shared_ptr<const st::Grammar>& grammar, std::string_view instance,
                  Rng& rng) {
   const FuzzVocab& v = Vocab();
@@ -233,6 +255,7 @@ void RunInstance(const std::shared_ptr<const st::Grammar>& grammar, std::string_
         << "mask bit " << mask.Test(static_cast<size_t>(token)) << " but Accept " << ok << " for '"
         << Escaped(bytes) << "' after '" << Escaped(accepted) << "'";
     if (!ok) continue;  // skip it, go on with the next bytes
+    if (rng.OneIn(4)) CheckCompletion(m, accepted + std::string(bytes));
     if (rng.OneIn(8)) {
       const size_t before = m.accepted_tokens();
       m.Rollback(1);
@@ -251,6 +274,7 @@ void RunInstance(const std::shared_ptr<const st::Grammar>& grammar, std::string_
       << " after '" << Escaped(accepted) << "'";
   K3_CHECK(can_end || !mask.Empty()) << "dead end after '" << Escaped(accepted) << "'";
   CheckWholeMask(m, mask, v, accepted);
+  CheckCompletion(m, accepted);
 
   st::Matcher fresh(grammar);
   K3_CHECK(fresh.AcceptBytes(accepted)) << "AcceptBytes refused '" << Escaped(accepted) << "'";
