@@ -19,5 +19,6 @@ CommandFn AddServeCommand(CLI::App& app);
 CommandFn AddSampleCommand(CLI::App& app);
 CommandFn AddBenchFrontendCommand(CLI::App& bench);
 CommandFn AddBenchGrammarCommand(CLI::App& bench);
+CommandFn AddRouteCommand(CLI::App& app);
 
 }  // namespace k3::app
