@@ -49,7 +49,7 @@ std::pair<double, double> DecisionTimeAt64Workers() {
   }
   std::vector<double> us;
   router::RouteRequest req{chain, kTokens, ""};
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 2000; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     auto d = r.Route(req);
     us.push_back(
@@ -155,11 +155,15 @@ CommandFn AddRouteCommand(CLI::App& app) {
       "simulate", "Replay a Mooncake trace through the router against simulated workers");
   auto f = std::make_shared<SimulateFlags>();
   sim->add_option("--trace", f->trace, "Mooncake JSON lines")->capture_default_str();
-  sim->add_option("--workers", f->workers, "Simulated workers (1..64)")->capture_default_str();
+  sim->add_option("--workers", f->workers, "Simulated workers (1..64)")
+      ->check(CLI::Range(1, router::PrefixIndex::kMaxWorkers))
+      ->capture_default_str();
   sim->add_option(
       "--cache-blocks", f->cache_blocks,
       "Cached 512-token blocks per worker (0: --cache-share of the trace's unique blocks)");
-  sim->add_option("--cache-share", f->cache_share, "See --cache-blocks")->capture_default_str();
+  sim->add_option("--cache-share", f->cache_share, "See --cache-blocks")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   sim->add_option("--policies", f->policies, "Comma-separated policies, one row each")
       ->capture_default_str();
   sim->add_option("--prefill-tps", f->prefill_tokens_per_s, "Modelled prefill tokens/s per worker")

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "router/event_feed.h"
 #include "router/simulator.h"
 
 namespace k3::router {
@@ -134,6 +135,57 @@ TEST(Simulator, KvRoutingKeepsConversationsWarm) {
   EXPECT_LT(kv.mean_ttft_ms, rr.mean_ttft_ms);
   EXPECT_LT(kv.imbalance, 1.5);
   EXPECT_EQ(kv.requests, trace.size());
+}
+
+}  // namespace
+}  // namespace k3::router
+
+namespace k3::router {
+namespace {
+
+cache::SequencedKvEvent Event(uint64_t seq, cache::KvEventKind kind, std::vector<BlockHash> h) {
+  cache::SequencedKvEvent e;
+  e.sequence = seq;
+  e.event.kind = kind;
+  e.event.block_hashes = std::move(h);
+  return e;
+}
+
+// Events from a real KvEventChannel, then lost events, a duplicate, a replay and a restart.
+TEST(EventFeed, SequenceGapsRestartsAndEvictions) {
+  using K = cache::KvEventKind;
+  using O = EventFeed::Outcome;
+  PrefixIndex index(/*checkpoints_required=*/true);
+  EventFeed feed(5);
+  cache::KvEventChannel channel;
+  channel.Subscribe([&](const cache::SequencedKvEvent& e) { feed.Apply(e, &index); });
+  channel.Publish(Event(0, K::kBlockStored, {1, 2, 3}).event);
+  channel.Publish(Event(0, K::kCheckpointStored, {3}).event);
+  std::vector<int64_t> usable;
+  index.Match(std::vector<BlockHash>{1, 2, 3}, &usable);
+  EXPECT_EQ(usable[5], 3);
+  channel.Publish(Event(0, K::kBlockRemoved, {3}).event);  // eviction takes the checkpoint along
+  index.Match(std::vector<BlockHash>{1, 2, 3}, &usable);
+  EXPECT_EQ(usable[5], 0);
+  EXPECT_EQ(feed.last_sequence(), 3u);
+
+  EXPECT_EQ(feed.Apply(Event(3, K::kBlockStored, {9}), &index), O::kDuplicate);
+  EXPECT_EQ(feed.Apply(Event(6, K::kBlockStored, {9}), &index), O::kResync);  // 4, 5 lost
+  EXPECT_EQ(index.blocks_of(5), 0);  // forgotten until resynchronised
+  EXPECT_EQ(feed.Apply(Event(7, K::kBlockStored, {9}), &index), O::kResync);
+  // The caller replays from the channel after what it applied.
+  auto replay = channel.Replay(0);
+  ASSERT_TRUE(replay.has_value());
+  EventFeed fresh(5);
+  for (const auto& e : *replay) EXPECT_EQ(fresh.Apply(e, &index), O::kApplied);
+  feed.Resynced(fresh.last_sequence());
+  EXPECT_EQ(index.blocks_of(5), 2);  // blocks 1, 2 (3 was evicted)
+  EXPECT_EQ(feed.Apply(Event(4, K::kBlockStored, {4}), &index), O::kApplied);
+
+  EXPECT_EQ(feed.Apply(Event(1, K::kBlockStored, {7}), &index), O::kRestarted);
+  EXPECT_EQ(index.blocks_of(5), 1);  // only what the restarted worker reported
+  EXPECT_EQ(feed.Apply(Event(2, K::kAllCleared, {}), &index), O::kApplied);
+  EXPECT_EQ(index.blocks_of(5), 0);
 }
 
 }  // namespace

@@ -112,11 +112,23 @@ base::Result<std::vector<TraceRequest>> LoadMooncakeTrace(const std::string& pat
       return base::InvalidArgument(path + ":" + std::to_string(out.size() + 1) +
                                    ": not a Mooncake trace line");
     }
+    if (!j.value("timestamp", nlohmann::json(0)).is_number() ||
+        !j.value("input_length", nlohmann::json(0)).is_number_integer() ||
+        !j.value("output_length", nlohmann::json(0)).is_number_integer()) {
+      return base::InvalidArgument(path + ":" + std::to_string(out.size() + 1) +
+                                   ": timestamp, input_length and output_length must be numbers");
+    }
     TraceRequest r;
     r.arrival_ms = j.value("timestamp", 0.0);
     r.input_tokens = j.value("input_length", int64_t{0});
     r.output_tokens = j.value("output_length", int64_t{0});
-    for (const auto& h : j["hash_ids"]) r.blocks.push_back(h.get<uint64_t>());
+    for (const auto& h : j["hash_ids"]) {
+      if (!h.is_number_unsigned()) {
+        return base::InvalidArgument(path + ":" + std::to_string(out.size() + 1) +
+                                     ": hash_ids must be non-negative integers");
+      }
+      r.blocks.push_back(h.get<uint64_t>());
+    }
     out.push_back(std::move(r));
   }
   std::stable_sort(out.begin(), out.end(), [](const TraceRequest& a, const TraceRequest& b) {
