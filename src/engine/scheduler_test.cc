@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "base/check.h"
 #include "engine/fake_model_runner.h"
 #include "structured/grammar.h"
 #include "structured/schema.h"
@@ -400,21 +401,34 @@ TEST(Scheduler, ForcedTokensReplaceSampledOnesThenSamplingResumes) {
   h.ExpectNothingHeld();
 }
 
+// A vocabulary of single JSON characters (id i = alphabet[i], the last id EOS) and a JSON grammar
+// of `schema` over it: grammar tests on the fake runner.
+struct AlphabetGrammar {
+  std::vector<std::string> bytes;
+  std::shared_ptr<const structured::Grammar> grammar;
+};
+AlphabetGrammar MakeAlphabetGrammar(const char* schema) {
+  const std::string alphabet = "{}[]\":,-0123456789abcdefghijklmnopqrstuvwxyz .eEtrunlsABCDXYZ";
+  AlphabetGrammar out;
+  out.bytes.resize(kVocab);
+  for (size_t i = 0; i < alphabet.size() && i + 1 < kVocab; ++i) {
+    out.bytes[i] = alphabet.substr(i, 1);
+  }
+  auto vocab = structured::Vocabulary::Build(kVocab, out.bytes, {{kVocab - 1, "<eos>"}});
+  auto graph = structured::CompileSchema(nlohmann::json::parse(schema));
+  K3_CHECK(graph.ok()) << graph.status().ToString();
+  out.grammar = structured::JsonGrammar(vocab, std::move(*graph), {kVocab - 1});
+  return out;
+}
+
 // Constrained decoding through the scheduler: a 64-token byte vocabulary (EOS = 63), seeded
 // sampling at temperature 1 with preemption pressure; every completion is a valid instance of the
 // schema and ends by EOS, and nothing is leaked.
 TEST(Scheduler, GrammarConstrainsEverySampledToken) {
-  const std::string alphabet = "{}[]\":,-0123456789abcdefghijklmnopqrstuvwxyz .eEtrunlsABCDXYZ";
-  std::vector<std::string> bytes(kVocab);
-  for (size_t i = 0; i < alphabet.size() && i + 1 < kVocab; ++i) bytes[i] = alphabet.substr(i, 1);
-  auto vocab = structured::Vocabulary::Build(kVocab, bytes, {{kVocab - 1, "<eos>"}});
-  auto graph = structured::CompileSchema(nlohmann::json::parse(
+  const auto [bytes, grammar] = MakeAlphabetGrammar(
       R"({"type":"object","properties":{"a":{"type":"integer","minimum":-5,"maximum":50},
           "b":{"type":"array","items":{"type":"string","maxLength":3},"maxItems":3}},
-          "required":["a"],"additionalProperties":false})"));
-  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  std::shared_ptr<const structured::Grammar> grammar =
-      structured::JsonGrammar(vocab, std::move(*graph), {kVocab - 1});
+          "required":["a"],"additionalProperties":false})");
   EngineConfig config = SmallConfig();
   config.max_running = 4;
   Harness h(config);
@@ -448,16 +462,9 @@ TEST(Scheduler, GrammarConstrainsEverySampledToken) {
 // a small max_tokens every output still ends as complete JSON within it — the outputs the budget
 // shaped finish with kLength and grammar_complete — and with the option off they are cut.
 TEST(Scheduler, GrammarOutputsEndWithinMaxTokens) {
-  const std::string alphabet = "{}[]\":,-0123456789abcdefghijklmnopqrstuvwxyz .eEtrunlsABCDXYZ";
-  std::vector<std::string> bytes(kVocab);
-  for (size_t i = 0; i < alphabet.size() && i + 1 < kVocab; ++i) bytes[i] = alphabet.substr(i, 1);
-  auto vocab = structured::Vocabulary::Build(kVocab, bytes, {{kVocab - 1, "<eos>"}});
-  auto graph = structured::CompileSchema(nlohmann::json::parse(
+  const auto [bytes, grammar] = MakeAlphabetGrammar(
       R"({"type":"object","properties":{"items":{"type":"array","items":{}}},
-          "required":["items"]})"));
-  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  std::shared_ptr<const structured::Grammar> grammar =
-      structured::JsonGrammar(vocab, std::move(*graph), {kVocab - 1});
+          "required":["items"]})");
   EngineConfig config = SmallConfig();
   config.max_running = 4;
   Harness h(config);

@@ -14,17 +14,6 @@
 namespace k3::structured {
 namespace {
 
-// 256 single bytes, a few JSON multi-byte tokens (so completions are followed by prefix tokens
-// too) and the end token.
-std::shared_ptr<const Vocabulary> SmallVocabulary(int32_t* eos) {
-  std::vector<std::string> bytes(300);
-  for (int b = 0; b < 256; ++b) bytes[b] = std::string(1, static_cast<char>(b));
-  const char* extra[] = {"\":", "\",\"", "\"}", "},{", "true", "null", "12", "0.", "-1", "\"]"};
-  for (size_t i = 0; i < std::size(extra); ++i) bytes[256 + i] = extra[i];
-  *eos = 299;
-  return Vocabulary::Build(300, bytes, {{*eos, "<eos>"}});
-}
-
 // A random allowed token (the end token only 1 time in 10 where other tokens are allowed): a
 // model that would rather go on.
 int32_t Draw(const TokenSet& mask, int32_t eos, size_t n, std::mt19937& rng) {
@@ -41,16 +30,14 @@ int32_t Draw(const TokenSet& mask, int32_t eos, size_t n, std::mt19937& rng) {
 // at most `budget` tokens, in exact and generation mode.
 TEST(Completion, EveryCorpusGenerationEndsWithinItsBudget) {
   int32_t eos = 0;
-  auto vocab = SmallVocabulary(&eos);
+  auto vocab = testing::SmallVocabulary(&eos);
   std::mt19937 rng(5);
   int walks = 0, closed = 0;
   size_t longest_completion = 0;
   for (const auto& c : testing::LoadCorpus()) {
-    auto exact = JsonGrammar(vocab, *CompileSchema(c.schema), {eos});
-    auto generation = JsonGrammar(vocab, *CompileSchema(c.schema, {.closed_objects = true}), {eos});
-    generation->set_unique_additional_keys(true);
+    const auto grammars = testing::ExactAndGeneration(vocab, c.schema, eos);
     for (int w = 0; w < 6; ++w, ++walks) {
-      Matcher m(w % 2 ? generation : exact);
+      Matcher m(w % 2 ? grammars.generation : grammars.exact);
       const size_t first = m.Completion().size();
       ASSERT_GT(first, 0u) << c.name << ": no completion at the start";
       longest_completion = std::max(longest_completion, first);
@@ -93,7 +80,7 @@ TEST(Completion, EveryCorpusGenerationEndsWithinItsBudget) {
 // the output.
 TEST(Completion, FinishesFromStatesInsideInstances) {
   int32_t eos = 0;
-  auto vocab = SmallVocabulary(&eos);
+  auto vocab = testing::SmallVocabulary(&eos);
   std::mt19937 rng(9);
   int states = 0;
   for (const auto& c : testing::LoadCorpus()) {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "serve/constraints.h"
+#include "structured/grammar.h"
+#include "structured/schema.h"
 #include "structured/vocabulary.h"
 #include "testing/kimi_tokenizer.h"
 
@@ -44,6 +46,31 @@ inline std::shared_ptr<const Vocabulary> KimiVocabulary(const std::string& model
     return serve::StructuredVocabulary(tok, static_cast<int64_t>(tok.vocab_size()));
   }();
   return slot;
+}
+
+// 256 single bytes, a few JSON multi-byte tokens (`":`, `},{`, `true`, ...) and an end token
+// (id 299): cheap vocabularies for random walks over grammars.
+inline std::shared_ptr<const Vocabulary> SmallVocabulary(int32_t* eos) {
+  std::vector<std::string> bytes(300);
+  for (int b = 0; b < 256; ++b) bytes[b] = std::string(1, static_cast<char>(b));
+  const char* extra[] = {"\":", "\",\"", "\"}", "},{", "true", "null", "12", "0.", "-1", "\"]"};
+  for (size_t i = 0; i < std::size(extra); ++i) bytes[256 + i] = extra[i];
+  *eos = 299;
+  return Vocabulary::Build(300, bytes, {{*eos, "<eos>"}});
+}
+
+// A schema's JSON grammar in exact mode and in generation mode (closed objects, unique
+// additional keys), as random-walk tests alternate them.
+struct GrammarPair {
+  std::shared_ptr<Grammar> exact, generation;
+};
+inline GrammarPair ExactAndGeneration(std::shared_ptr<const Vocabulary> vocab,
+                                      const nlohmann::json& schema, int32_t eos) {
+  GrammarPair g;
+  g.exact = JsonGrammar(vocab, *CompileSchema(schema), {eos});
+  g.generation = JsonGrammar(vocab, *CompileSchema(schema, {.closed_objects = true}), {eos});
+  g.generation->set_unique_additional_keys(true);
+  return g;
 }
 
 }  // namespace k3::structured::testing

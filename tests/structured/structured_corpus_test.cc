@@ -87,21 +87,15 @@ namespace {
 // choosing uniformly among the tokens the mask allows, never meet an empty mask before the end,
 // and every walk that reaches the end is JSON.
 TEST(StructuredCorpus, RandomWalksNeverMeetAnEmptyMask) {
-  std::vector<std::string> bytes(300);
-  for (int b = 0; b < 256; ++b) bytes[b] = std::string(1, static_cast<char>(b));
-  const char* extra[] = {"\":", "\",\"", "\"}", "},{", "true", "null", "12", "0.", "-1", "\"]"};
-  for (size_t i = 0; i < std::size(extra); ++i) bytes[256 + i] = extra[i];
-  const int32_t eos = 299;
-  auto vocab = Vocabulary::Build(300, bytes, {{eos, "<eos>"}});
+  int32_t eos = 0;
+  auto vocab = testing::SmallVocabulary(&eos);
   std::mt19937 rng(11);
   int walks = 0, ended = 0;
   for (const auto& c : testing::LoadCorpus()) {
     // Odd walks in generation mode (closed objects, unique additional keys).
-    auto exact = JsonGrammar(vocab, *CompileSchema(c.schema), {eos});
-    auto generation = JsonGrammar(vocab, *CompileSchema(c.schema, {.closed_objects = true}), {eos});
-    generation->set_unique_additional_keys(true);
+    const auto grammars = testing::ExactAndGeneration(vocab, c.schema, eos);
     for (int w = 0; w < 6; ++w, ++walks) {
-      Matcher m(w % 2 ? generation : exact);
+      Matcher m(w % 2 ? grammars.generation : grammars.exact);
       TokenSet mask;
       std::string text;
       for (int step = 0; step < 400 && !m.Finished(); ++step) {
@@ -114,7 +108,7 @@ TEST(StructuredCorpus, RandomWalksNeverMeetAnEmptyMask) {
         int32_t t = allowed[rng() % allowed.size()];
         if (mask.Test(eos) && rng() % 3 == 0) t = eos;
         ASSERT_TRUE(m.Accept(t)) << c.name;
-        if (t != eos) text += bytes[static_cast<size_t>(t)];
+        if (t != eos) text += vocab->Bytes(t);
       }
       if (m.Finished()) {
         ++ended;
