@@ -98,12 +98,20 @@ printf '"\\"%s\\""\n' type properties required additionalProperties items enum c
 printf '"%s"\n' '#/$defs/' '\\ud83d\\ude00' '\\udc00' '\\u0000' '\\u001f' '1e308' '-0.0' \
   >>"$build/fuzz-seeds/structured.dict"
 
+# kvwire messages (msgpack, src/kvwire/codec.h): a batch [1,1,5,[[1,0,[7,8],nil,32,16]]], a request
+# [2,1,5] and a snapshot reply [3,1,5,1,10,[[0,0,[7],3,16,16]]] (kvwire's GoldenBytes test).
+kv_seeds="$build/fuzz-seeds/kvwire_fuzzer"
+mkdir -p "$kv_seeds"
+printf '\x94\x01\x01\x05\x91\x96\x01\x00\x92\x07\x08\xc0\x20\x10' >"$kv_seeds/batch"
+printf '\x93\x02\x01\x05' >"$kv_seeds/request"
+printf '\x96\x03\x01\x05\x01\x0a\x91\x96\x00\x00\x91\x07\x03\x10\x10' >"$kv_seeds/reply"
+
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
          tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer k3_render_fuzzer
-         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer)
+         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer kvwire_fuzzer)
 failed=0
 for target in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$target"

@@ -20,5 +20,7 @@ CommandFn AddSampleCommand(CLI::App& app);
 CommandFn AddBenchFrontendCommand(CLI::App& bench);
 CommandFn AddBenchGrammarCommand(CLI::App& bench);
 CommandFn AddRouteCommand(CLI::App& app);
+// The live router's options on `k3 route` itself (route_serve_command.cc).
+CommandFn AddRouteServeOptions(CLI::App& app);
 
 }  // namespace k3::app

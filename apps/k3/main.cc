@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       k3::app::AddGenerateCommand);
   add("sample", "Samples JSON constrained by each schema of a file (checks structured outputs)",
       k3::app::AddSampleCommand);
-  add("route", "KV-aware routing across replicas (so far: `route simulate`, trace replay)",
+  add("route", "KV-aware router in front of k3 serve replicas (`route simulate`: trace replay)",
       k3::app::AddRouteCommand);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print ratios against peers");
   bench->require_subcommand(1);

@@ -1,7 +1,7 @@
 // `k3 route simulate`: replays a Mooncake trace through the router's real code (src/router)
 // against simulated workers, one table row per policy, and times routing decisions on a synthetic
-// 100K-token request across 64 workers. (The live `k3 route` front end over ZeroMQ KV events is
-// not built yet: issue 7.)
+// 100K-token request across 64 workers. `k3 route` without a subcommand is the live router
+// (route_serve_command.cc).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -150,7 +150,8 @@ int RunSimulate(const SimulateFlags& f) {
 }  // namespace
 
 CommandFn AddRouteCommand(CLI::App& app) {
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  CommandFn serve = AddRouteServeOptions(app);
   CLI::App* sim = app.add_subcommand(
       "simulate", "Replay a Mooncake trace through the router against simulated workers");
   auto f = std::make_shared<SimulateFlags>();
@@ -186,7 +187,7 @@ CommandFn AddRouteCommand(CLI::App& app) {
   sim->add_flag("--check", f->check,
                 "Exit 1 unless kv reaches 90% of the ideal hit rate, imbalance <= 1.3 and a lower "
                 "mean TTFT than dynamo");
-  return [sim, f] { return sim->parsed() ? RunSimulate(*f) : 2; };
+  return [sim, f, serve] { return sim->parsed() ? RunSimulate(*f) : serve(); };
 }
 
 }  // namespace k3::app

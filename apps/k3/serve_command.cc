@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "api/service.h"
@@ -13,7 +14,9 @@
 #include "base/thread_pool.h"
 #include "engine/engine.h"
 #include "engine/k3_model_runner.h"
+#include "gateway/upstream.h"
 #include "http/server.h"
+#include "kvwire/publisher.h"
 #include "model/model.h"
 #include "serve/frontend.h"
 #include "text/tokenizer/tokenizer.h"
@@ -34,6 +37,11 @@ struct ServeFlags {
   int drain_timeout = 30;
   std::string sampling_policy = "open";
   bool scripted_output = false;
+  std::string kv_events;  // ZeroMQ PUB endpoint for KV events (empty: none)
+  std::string
+      kv_resync;  // ZeroMQ ROUTER endpoint for replays/snapshots (default: same host, any port)
+  std::string register_with;  // a router's URL to register with at start-up
+  std::string advertise_url;  // how the router reaches this server (default http://HOST:PORT)
   EngineFlags engine;
 };
 
@@ -55,6 +63,56 @@ base::Result<std::string> ResolveModelDir(const ServeFlags& f) {
   K3_LOG(kInfo) << "no --model: using the embedded demo checkpoint in " << dir.string();
   K3_RETURN_IF_ERROR(WriteDemoCheckpoint(dir));
   return dir.string();
+}
+
+// "tcp://HOST:PORT" -> "tcp://HOST:*" (the resync socket's default: same host, any free port).
+std::string AnyPortOf(const std::string& endpoint) {
+  const size_t colon = endpoint.rfind(':');
+  return colon == std::string::npos ? endpoint : endpoint.substr(0, colon) + ":*";
+}
+
+base::Result<std::unique_ptr<kvwire::KvEventPublisher>> StartKvPublisher(
+    const ServeFlags& f, cache::KvEventChannel* channel, const engine::Engine& engine,
+    std::string* info) {
+  kvwire::PublisherConfig config;
+  config.publish_endpoint = f.kv_events;
+  config.resync_endpoint = f.kv_resync.empty() ? AnyPortOf(f.kv_events) : f.kv_resync;
+  auto publisher = std::make_unique<kvwire::KvEventPublisher>(channel, config);
+  K3_RETURN_IF_ERROR(publisher->Start());
+  *info = nlohmann::json{{"publish", publisher->publish_endpoint()},
+                         {"resync", publisher->resync_endpoint()},
+                         {"block_size", engine.layout().block_size},
+                         {"checkpoints_required", engine.info().has_recurrent_state}}
+              .dump();
+  K3_LOG(kInfo) << "KV events on " << publisher->publish_endpoint() << " (resync "
+                << publisher->resync_endpoint() << ")";
+  return publisher;
+}
+
+// POSTs {"url": self} to the router's /router/workers, retrying with backoff for about a minute
+// (the router may start after its workers).
+void RegisterWithRouter(const std::string& router_url, const std::string& self) {
+  auto router = gateway::ParseHttpUrl(router_url);
+  if (!router.ok()) {
+    K3_LOG(kError) << "--register: " << router.status().message();
+    return;
+  }
+  const std::string body = nlohmann::json{{"url", self}}.dump();
+  auto wait = std::chrono::milliseconds(250);
+  for (int attempt = 1; attempt <= 12; ++attempt) {
+    auto answer = gateway::HttpPost(*router, "/router/workers", body, std::chrono::seconds(10));
+    if (answer.ok() && answer->status == 200) {
+      K3_LOG(kInfo) << "registered with the router at " << router_url << " as " << self;
+      return;
+    }
+    K3_LOG(kWarning) << "registering with " << router_url << " failed ("
+                     << (answer.ok() ? "HTTP " + std::to_string(answer->status) + " " + answer->body
+                                     : answer.status().message())
+                     << "); retrying in " << wait.count() << " ms";
+    std::this_thread::sleep_for(wait);
+    wait = std::min<std::chrono::milliseconds>(wait * 2, std::chrono::seconds(8));
+  }
+  K3_LOG(kError) << "gave up registering with the router at " << router_url;
 }
 
 int Serve(ServeFlags& f) {
@@ -85,9 +143,18 @@ int Serve(ServeFlags& f) {
   auto loaded = model::Model::Load(*dir, &pool);
   if (!loaded.ok()) return fail(loaded.status());
   std::shared_ptr<const model::Model> model = std::move(loaded).value();
+  cache::KvEventChannel kv_channel;
   auto engine =
-      engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), f.engine.config);
+      engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), f.engine.config,
+                             f.kv_events.empty() ? nullptr : &kv_channel);
   if (!engine.ok()) return fail(engine.status());
+  std::unique_ptr<kvwire::KvEventPublisher> publisher;
+  std::string kv_info;
+  if (!f.kv_events.empty()) {
+    auto started = StartKvPublisher(f, &kv_channel, **engine, &kv_info);
+    if (!started.ok()) return fail(started.status());
+    publisher = std::move(started).value();
+  }
   (*engine)->Start();
 
   serve::FrontendConfig frontend_config;
@@ -104,6 +171,7 @@ int Serve(ServeFlags& f) {
       f.sampling_policy == "kimi" ? api::SamplingPolicy::kKimi : api::SamplingPolicy::kOpen;
   service_config.api.allow_forced_output = f.scripted_output;
   service_config.api_key = f.api_key;
+  service_config.kv_events_info = kv_info;
   api::Service service(&frontend, service_config);
 
   http::ServerConfig server_config;
@@ -122,11 +190,18 @@ int Serve(ServeFlags& f) {
   std::printf("listening on http://%s:%u  (try: curl http://%s:%u/v1/models)\n", f.host.c_str(),
               server.port(), f.host.c_str(), server.port());
   std::fflush(stdout);
+  if (!f.register_with.empty()) {
+    const std::string self = f.advertise_url.empty()
+                                 ? "http://" + f.host + ":" + std::to_string(server.port())
+                                 : f.advertise_url;
+    std::thread(RegisterWithRouter, f.register_with, self).detach();  // copies its arguments
+  }
   server.Run();
   // The engine goes first: its destructor ends requests still running after the drain timeout,
   // and their last updates are posted to connections whose IO context must still exist (the
   // server's, destroyed at the end of this scope, which also frees those connections).
   engine->reset();
+  if (publisher) publisher->Stop();
   K3_LOG(kInfo) << "stopped";
   return 0;
 }
@@ -161,6 +236,16 @@ CommandFn AddServeCommand(CLI::App& app) {
   app.add_flag("--scripted-output", f->scripted_output,
                "Accept the test-only request field k3_forced_output (the model runs, its tokens "
                "are replaced by the script); for API tests and demos");
+  app.add_option("--kv-events", f->kv_events,
+                 "Publish KV cache events for a KV-aware router on this ZeroMQ endpoint "
+                 "(e.g. tcp://127.0.0.1:5557; port * = any free port)");
+  app.add_option("--kv-resync", f->kv_resync,
+                 "ZeroMQ endpoint answering a router's replay/snapshot requests (default: the "
+                 "--kv-events host, any free port)");
+  app.add_option("--register", f->register_with,
+                 "Register with the router at this URL at start-up (http://HOST:PORT of k3 route)");
+  app.add_option("--advertise-url", f->advertise_url,
+                 "The URL the router should use for this server (default http://HOST:PORT)");
   AddEngineFlags(app, &f->engine);
   return [f] { return Serve(*f); };
 }

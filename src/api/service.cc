@@ -153,6 +153,11 @@ void Service::Dispatch(const HttpRequest& request, const std::shared_ptr<Respond
       return draining_ ? responder->Send(503, "draining\n", "text/plain")
                        : responder->Send(200, "ready\n", "text/plain");
     }
+    if (path == "/v1/kv_events") {
+      return config_.kv_events_info.empty()
+                 ? Fail(path, false, {404, "this server publishes no KV events", ""}, responder)
+                 : responder->Send(200, config_.kv_events_info);
+    }
     if (path == "/metrics") {
       return responder->Send(200,
                              frontend_->metrics().RenderPrometheus(frontend_->engine_metrics()),

@@ -15,29 +15,25 @@
 
 namespace k3::api {
 
-struct HttpRequest {
-  std::string method;                          // "GET", "POST", ...
-  std::string path;                            // without the query string
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;
-};
-
 struct ServiceConfig {
   ApiOptions api;
   std::string api_key;  // empty: no authentication
+  // GET /v1/kv_events: where this replica publishes its KV events, for a router (a JSON object:
+  // publish, resync, block_size, checkpoints_required). Empty: 404 (no events published).
+  std::string kv_events_info;
 };
 
-class Service {
+class Service : public RequestHandler {
  public:
   Service(serve::Frontend* frontend, ServiceConfig config);
 
   // Answers every request exactly once through `responder` (possibly later, from the engine
   // thread). Never throws.
-  void Handle(const HttpRequest& request, std::shared_ptr<Responder> responder);
+  void Handle(const HttpRequest& request, std::shared_ptr<Responder> responder) override;
 
   // Draining (SIGTERM): /ready turns 503 and new generation requests get 503.
-  void SetDraining() { draining_ = true; }
-  int64_t active_generations() const { return frontend_->pending(); }
+  void SetDraining() override { draining_ = true; }
+  int64_t active_requests() const override { return frontend_->pending(); }
 
  private:
   void Dispatch(const HttpRequest& request, const std::shared_ptr<Responder>& responder);

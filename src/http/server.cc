@@ -12,7 +12,7 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 struct Server::Impl {
-  Impl(ServerConfig c, api::Service* s)
+  Impl(ServerConfig c, api::RequestHandler* s)
       : config(std::move(c)), service(s), acceptor(net::make_strand(io)), drain_timer(io) {}
 
   void Accept() {
@@ -32,7 +32,7 @@ struct Server::Impl {
   void BeginDrain() {
     if (draining.exchange(true)) return;
     K3_LOG(kInfo) << "shutting down: no new connections; waiting up to "
-                  << config.drain_timeout.count() << " s for " << service->active_generations()
+                  << config.drain_timeout.count() << " s for " << service->active_requests()
                   << " running request(s)";
     boost::system::error_code ec;
     acceptor.close(ec);
@@ -42,10 +42,10 @@ struct Server::Impl {
   }
 
   void PollDrain() {
-    const bool idle = service->active_generations() == 0;
+    const bool idle = service->active_requests() == 0;
     if (idle || std::chrono::steady_clock::now() >= drain_deadline) {
       if (!idle) {
-        K3_LOG(kWarning) << "drain timeout: " << service->active_generations()
+        K3_LOG(kWarning) << "drain timeout: " << service->active_requests()
                          << " request(s) still running are dropped";
       }
       // Let the last responses reach the sockets before stopping.
@@ -60,7 +60,7 @@ struct Server::Impl {
   }
 
   ServerConfig config;
-  api::Service* service;
+  api::RequestHandler* service;
   net::io_context io;
   tcp::acceptor acceptor;
   net::steady_timer drain_timer;
@@ -70,7 +70,7 @@ struct Server::Impl {
   SessionSettings settings;
 };
 
-Server::Server(ServerConfig config, api::Service* service)
+Server::Server(ServerConfig config, api::RequestHandler* service)
     : impl_(std::make_unique<Impl>(std::move(config), service)) {
   Impl* impl = impl_.get();
   impl->settings = {service, impl->config.body_limit, impl->config.idle_timeout,

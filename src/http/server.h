@@ -1,6 +1,7 @@
 // The HTTP/1.1 server (Boost.Beast on Boost.Asio): keep-alive, a request body limit, chunked
 // Server-Sent Events, client-disconnect detection, and a graceful drain on shutdown. Every
-// request goes to the api::Service; this layer knows nothing of models or protocols.
+// request goes to an api::RequestHandler (the model's API or the router's front end); this layer
+// knows nothing of models or protocols.
 #pragma once
 
 #include <chrono>
@@ -8,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "api/service.h"
+#include "api/responder.h"
 #include "base/status.h"
 
 namespace k3::http {
@@ -24,7 +25,7 @@ struct ServerConfig {
 
 class Server {
  public:
-  Server(ServerConfig config, api::Service* service);
+  Server(ServerConfig config, api::RequestHandler* service);
   ~Server();
 
   // Binds and listens (errors: address in use, bad host).

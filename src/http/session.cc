@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "api/api_error.h"
 #include "base/log.h"
 
 namespace k3::http {

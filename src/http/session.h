@@ -17,12 +17,12 @@
 #include <optional>
 #include <string>
 
-#include "api/service.h"
+#include "api/responder.h"
 
 namespace k3::http {
 
 struct SessionSettings {
-  api::Service* service;
+  api::RequestHandler* service;
   size_t body_limit;
   std::chrono::seconds idle_timeout;
   std::function<void(int delta)> count_connection;  // +1 on open, -1 on close

@@ -22,6 +22,19 @@ EventFeed::Outcome EventFeed::Apply(const cache::SequencedKvEvent& e, PrefixInde
   return Outcome::kApplied;
 }
 
+void EventFeed::Rebuild(uint64_t sequence, std::span<const cache::SequencedKvEvent> events,
+                        PrefixIndex* index) {
+  index->ClearWorker(worker_);
+  for (const cache::SequencedKvEvent& e : events) ApplyEvent(e.event, index);
+  Resynced(sequence);
+}
+
+void EventFeed::Replay(uint64_t sequence, std::span<const cache::SequencedKvEvent> events,
+                       PrefixIndex* index) {
+  for (const cache::SequencedKvEvent& e : events) ApplyEvent(e.event, index);
+  Resynced(sequence);
+}
+
 void EventFeed::ApplyEvent(const cache::KvEvent& e, PrefixIndex* index) const {
   switch (e.kind) {
     case cache::KvEventKind::kBlockStored:

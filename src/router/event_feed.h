@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "cache/kv_events.h"
 #include "router/prefix_index.h"
@@ -21,6 +22,15 @@ class EventFeed {
 
   explicit EventFeed(int worker) : worker_(worker) {}
   Outcome Apply(const cache::SequencedKvEvent& e, PrefixIndex* index);
+  // Replaces the worker's entries with `events` applied in order to an empty index: a snapshot
+  // (its state as stored events) or a replay of its whole channel from sequence 1. Afterwards
+  // the feed continues after `sequence`.
+  void Rebuild(uint64_t sequence, std::span<const cache::SequencedKvEvent> events,
+               PrefixIndex* index);
+  // Applies a replay of the events after the feed's state (the publisher's answer to "everything
+  // after N"), then continues after `sequence`.
+  void Replay(uint64_t sequence, std::span<const cache::SequencedKvEvent> events,
+              PrefixIndex* index);
   // The caller rebuilt the worker's entries as of `sequence` (a replay or a snapshot).
   void Resynced(uint64_t sequence) {
     last_ = sequence;

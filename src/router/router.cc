@@ -97,9 +97,14 @@ base::Result<Decision> Router::Route(const RouteRequest& request) {
       d.worker = *NextHealthy(next_);
       next_ = (d.worker + 1) % workers_;
       break;
-    case Policy::kRandom:
-      d.worker = *NextHealthy(static_cast<int>(rng_() % uint64_t(workers_)));
+    case Policy::kRandom: {  // uniform over the healthy workers
+      const auto healthy = static_cast<uint64_t>(std::count(healthy_.begin(), healthy_.end(), 1));
+      uint64_t skip = rng_() % healthy;
+      for (int w = 0; w < workers_ && d.worker < 0; ++w) {
+        if (healthy_[size_t(w)] && skip-- == 0) d.worker = w;
+      }
       break;
+    }
     case Policy::kLeastLoaded: {
       double best = 0;
       for (int w = 0; w < workers_; ++w) {

@@ -188,5 +188,31 @@ TEST(EventFeed, SequenceGapsRestartsAndEvictions) {
   EXPECT_EQ(index.blocks_of(5), 0);
 }
 
+// Resyncs as the router applies them: a snapshot replaces the worker's entries, a replay of the
+// events after the feed's state extends them; both continue after the given sequence.
+TEST(EventFeed, SnapshotsReplaceAndReplaysExtend) {
+  using K = cache::KvEventKind;
+  using O = EventFeed::Outcome;
+  PrefixIndex index(/*checkpoints_required=*/false);
+  EventFeed feed(2);
+  EXPECT_EQ(feed.Apply(Event(1, K::kBlockStored, {1, 2}), &index), O::kApplied);
+  std::vector<cache::SequencedKvEvent> snapshot = {Event(0, K::kBlockStored, {10}),
+                                                   Event(0, K::kBlockStored, {11})};
+  feed.Rebuild(40, snapshot, &index);
+  EXPECT_EQ(index.blocks_of(2), 2);  // 10, 11: blocks 1, 2 are gone
+  std::vector<int64_t> usable;
+  index.Match(std::vector<BlockHash>{1, 2}, &usable);
+  EXPECT_EQ(usable[2], 0);
+  EXPECT_EQ(feed.last_sequence(), 40u);
+  EXPECT_EQ(feed.Apply(Event(40, K::kBlockStored, {12}), &index), O::kDuplicate);
+
+  std::vector<cache::SequencedKvEvent> replay = {Event(41, K::kBlockStored, {12}),
+                                                 Event(42, K::kBlockRemoved, {10})};
+  feed.Replay(42, replay, &index);
+  EXPECT_EQ(index.blocks_of(2), 2);  // 11, 12
+  EXPECT_EQ(feed.Apply(Event(43, K::kBlockStored, {13}), &index), O::kApplied);
+  EXPECT_EQ(index.blocks_of(2), 3);
+}
+
 }  // namespace
 }  // namespace k3::router

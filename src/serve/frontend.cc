@@ -2,6 +2,8 @@
 
 #include <span>
 
+#include "serve/prompt_ids.h"
+
 namespace k3::serve {
 namespace {
 
@@ -62,13 +64,7 @@ base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request) c
 base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out,
                                    std::shared_ptr<const structured::Grammar>* grammar) const {
   K3_ASSIGN_OR_RETURN(RenderedChat rendered, format_.Render(body));
-  std::vector<text::Segment> segments;
-  segments.reserve(rendered.segments.size());
-  for (const auto& segment : rendered.segments) {
-    segments.push_back({segment.text, segment.allow_special});
-  }
-  K3_ASSIGN_OR_RETURN(auto ids, tokenizer_->EncodeSegments(segments));
-  out->ids = ToEngineIds(ids);
+  K3_ASSIGN_OR_RETURN(out->ids, EncodeRenderedChat(*tokenizer_, rendered));
   out->reported_prompt_tokens =
       std::max<int64_t>(0, static_cast<int64_t>(out->ids.size()) - rendered.opener_tokens);
   out->parse_output = true;
@@ -89,20 +85,7 @@ base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out,
 
 base::Status Frontend::PrepareCompletion(const GenerateRequest& request,
                                          PreparedPrompt* out) const {
-  if (!request.prompt_ids.empty()) {
-    const auto vocab = static_cast<int32_t>(tokenizer_->vocab_size());
-    for (int32_t id : request.prompt_ids) {
-      if (id < 0 || id >= vocab) {
-        return base::InvalidArgument("prompt token id " + std::to_string(id) +
-                                     " is outside the vocabulary [0, " + std::to_string(vocab) +
-                                     ")");
-      }
-    }
-    out->ids = request.prompt_ids;
-  } else {
-    K3_ASSIGN_OR_RETURN(auto ids, tokenizer_->Encode(request.prompt, text::SpecialMode::kAll));
-    out->ids = ToEngineIds(ids);
-  }
+  K3_ASSIGN_OR_RETURN(out->ids, EncodeCompletionPrompt(*tokenizer_, request));
   out->reported_prompt_tokens = static_cast<int64_t>(out->ids.size());
   return base::Status::Ok();
 }

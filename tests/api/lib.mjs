@@ -51,12 +51,16 @@ process.on('exit', () => {
 
 // Starts `k3 serve` on a free port and resolves once it prints its address. The demo checkpoint
 // goes to WORK/cache (XDG_CACHE_HOME), the server's stderr to WORK/NAME.log.
-export async function startServer({ k3, work, name, args = [], startTimeoutMs = 120000 }) {
+// `command: 'route'` starts `k3 route --listen 127.0.0.1:0 ARGS` (the router) the same way.
+export async function startServer({ k3, work, name, args = [], startTimeoutMs = 120000, command = 'serve' }) {
   fs.mkdirSync(work, { recursive: true });
   const log = path.join(work, `${name}.log`);
   const logStream = fs.createWriteStream(log);
   const defaults = args.includes('--cache-memory') ? [] : ['--cache-memory', '256MiB'];
-  const argv = ['serve', '--port', '0', '--scripted-output', ...defaults, ...args];
+  const argv =
+    command === 'route'
+      ? ['route', '--listen', '127.0.0.1:0', ...args]
+      : ['serve', '--port', '0', '--scripted-output', ...defaults, ...args];
   const child = spawn(k3, argv, {
     env: { ...process.env, XDG_CACHE_HOME: path.join(work, 'cache') },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -87,7 +91,7 @@ export async function startServer({ k3, work, name, args = [], startTimeoutMs = 
     exited.then(({ code, signal }) => {
       clearTimeout(timer);
       const tail = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').slice(-5).join('\n') : '';
-      reject(new Error(`${name}: k3 serve exited (code ${code}, signal ${signal}) before listening; ${log}:\n${tail}`));
+      reject(new Error(`${name}: k3 ${command} exited (code ${code}, signal ${signal}) before listening; ${log}:\n${tail}`));
     });
   });
   child.stdout.on('data', () => {});  // keep draining
@@ -101,7 +105,7 @@ export async function startServer({ k3, work, name, args = [], startTimeoutMs = 
     // Why the server is gone ('' while it runs), for error messages.
     gone() {
       if (child.exitCode === null && child.signalCode === null) return '';
-      return `k3 serve '${name}' is not running (exit code ${child.exitCode}, signal ${child.signalCode}); see ${log}`;
+      return `k3 ${command} '${name}' is not running (exit code ${child.exitCode}, signal ${child.signalCode}); see ${log}`;
     },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
