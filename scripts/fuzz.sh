@@ -106,12 +106,37 @@ printf '\x94\x01\x01\x05\x91\x96\x01\x00\x92\x07\x08\xc0\x20\x10' >"$kv_seeds/ba
 printf '\x93\x02\x01\x05' >"$kv_seeds/request"
 printf '\x96\x03\x01\x05\x01\x0a\x91\x96\x00\x00\x91\x07\x03\x10\x10' >"$kv_seeds/reply"
 
+# Client-side streams (client_stream_fuzzer): an OpenAI chat stream with usage, an Anthropic
+# Messages stream, and Prometheus text.
+cs_seeds="$build/fuzz-seeds/client_stream_fuzzer"
+mkdir -p "$cs_seeds"
+printf '%s\n\n' \
+  'data: {"id":"a","object":"chat.completion.chunk","created":1,"choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}' \
+  'data: {"id":"a","object":"chat.completion.chunk","created":1,"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}' \
+  'data: {"id":"a","object":"chat.completion.chunk","created":1,"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4,"prompt_tokens_details":{"cached_tokens":2}}}' \
+  'data: [DONE]' >"$cs_seeds/chat"
+printf '%s\n\n' \
+  'event: message_start
+data: {"type":"message_start","message":{"type":"message","role":"assistant","content":[],"usage":{"input_tokens":3,"output_tokens":0}}}' \
+  'event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}' \
+  'event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}' \
+  'event: content_block_stop
+data: {"type":"content_block_stop","index":0}' \
+  'event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}' \
+  'event: message_stop
+data: {"type":"message_stop"}' >"$cs_seeds/messages"
+printf 'k3_prompt_tokens_total{endpoint="a"} 10\nk3_prefix_cache_hit_tokens_total 4\n' >"$cs_seeds/metrics"
+
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
          tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer k3_render_fuzzer
-         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer kvwire_fuzzer)
+         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer kvwire_fuzzer
+         client_stream_fuzzer)
 failed=0
 for target in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$target"

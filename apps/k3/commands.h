@@ -19,7 +19,10 @@ CommandFn AddServeCommand(CLI::App& app);
 CommandFn AddSampleCommand(CLI::App& app);
 CommandFn AddBenchFrontendCommand(CLI::App& bench);
 CommandFn AddBenchGrammarCommand(CLI::App& bench);
+CommandFn AddBenchServeCommand(CLI::App& bench);
+CommandFn AddSweepCommand(CLI::App& app);
 CommandFn AddRouteCommand(CLI::App& app);
+CommandFn AddVerifyCommand(CLI::App& app);
 // The live router's options on `k3 route` itself (route_serve_command.cc).
 CommandFn AddRouteServeOptions(CLI::App& app);
 

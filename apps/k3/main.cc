@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
       k3::app::AddSampleCommand);
   add("route", "KV-aware router in front of k3 serve replicas (`route simulate`: trace replay)",
       k3::app::AddRouteCommand);
+  add("verify",
+      "API conformance suite against an OpenAI/Anthropic-compatible endpoint (PASS/FAIL per "
+      "check)",
+      k3::app::AddVerifyCommand);
+  add("sweep", "Runs k3 serve over a grid of settings and prints the throughput/latency frontier",
+      k3::app::AddSweepCommand);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print ratios against peers");
   bench->require_subcommand(1);
   CLI::App* bench_tokenizer = bench->add_subcommand(
@@ -48,6 +54,9 @@ int main(int argc, char** argv) {
       "grammar",
       "Structured-output mask time per token, schema compile time vs XGrammar/llguidance");
   commands[bench_grammar] = k3::app::AddBenchGrammarCommand(*bench_grammar);
+  CLI::App* bench_serve = bench->add_subcommand(
+      "serve", "Serving load on an OpenAI-compatible endpoint: throughput, TTFT/TPOT/ITL, goodput");
+  commands[bench_serve] = k3::app::AddBenchServeCommand(*bench_serve);
 
   CLI11_PARSE(app, argc, argv);
   k3::base::LogLevel level;

@@ -2,14 +2,13 @@
 // Anthropic endpoints, renders and tokenizes each prompt with the checkpoint's tokenizer and chat
 // format (no weights are loaded), picks a worker with src/router from the KV events the workers
 // publish (src/kvwire), and forwards the request there (src/gateway).
-#include <signal.h>
-
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <thread>
 
 #include "apps/k3/commands.h"
 #include "apps/k3/demo_checkpoint.h"
+#include "apps/k3/shutdown_signals.h"
 #include "base/log.h"
 #include "gateway/gateway.h"
 #include "http/server.h"
@@ -33,17 +32,6 @@ struct RouteServeFlags {
   bool quiet_decisions = false;
 };
 
-void WaitForSignalsThenShutdown(http::Server* server) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int signal = 0;
-  sigwait(&set, &signal);
-  K3_LOG(kInfo) << "received " << (signal == SIGINT ? "SIGINT" : "SIGTERM");
-  server->Shutdown();
-}
-
 base::Result<std::pair<std::string, uint16_t>> ParseListen(const std::string& listen) {
   const size_t colon = listen.rfind(':');
   const std::string port = colon == std::string::npos ? "" : listen.substr(colon + 1);
@@ -55,11 +43,7 @@ base::Result<std::pair<std::string, uint16_t>> ParseListen(const std::string& li
 }
 
 int RouteServe(const RouteServeFlags& f) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  BlockShutdownSignals();  // before any thread starts: they inherit the mask
   auto fail = [](const base::Status& s) {
     K3_LOG(kError) << s.ToString();
     return 1;
@@ -101,7 +85,7 @@ int RouteServe(const RouteServeFlags& f) {
   server_config.io_threads = f.io_threads;
   http::Server server(server_config, &gateway);
   if (auto s = server.Listen(); !s.ok()) return fail(s);
-  std::thread(WaitForSignalsThenShutdown, &server).detach();
+  ShutdownOnSignal(&server);
   std::printf("k3 route: policy %s, %zu worker(s) given, tokenizer from %s\n",
               router::PolicyName(*policy), f.workers.size(), dir.c_str());
   std::printf(

@@ -1,7 +1,5 @@
 // k3 serve: the OpenAI / Anthropic compatible HTTP server on one checkpoint folder (or, without
 // --model, on the embedded demo checkpoint it writes itself).
-#include <signal.h>
-
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -10,6 +8,7 @@
 #include "apps/k3/commands.h"
 #include "apps/k3/demo_checkpoint.h"
 #include "apps/k3/engine_flags.h"
+#include "apps/k3/shutdown_signals.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "engine/engine.h"
@@ -44,18 +43,6 @@ struct ServeFlags {
   std::string advertise_url;  // how the router reaches this server (default http://HOST:PORT)
   EngineFlags engine;
 };
-
-// SIGINT/SIGTERM are blocked in every thread and awaited by one, which starts the drain.
-void WaitForSignalsThenShutdown(http::Server* server) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int signal = 0;
-  sigwait(&set, &signal);
-  K3_LOG(kInfo) << "received " << (signal == SIGINT ? "SIGINT" : "SIGTERM");
-  server->Shutdown();
-}
 
 base::Result<std::string> ResolveModelDir(const ServeFlags& f) {
   if (!f.model.empty()) return f.model;
@@ -116,11 +103,7 @@ void RegisterWithRouter(const std::string& router_url, const std::string& self) 
 }
 
 int Serve(ServeFlags& f) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts: they inherit it
+  BlockShutdownSignals();  // before any thread starts: they inherit the mask
 
   auto fail = [](const base::Status& s) {
     K3_LOG(kError) << s.ToString();
@@ -182,8 +165,7 @@ int Serve(ServeFlags& f) {
   server_config.drain_timeout = std::chrono::seconds(f.drain_timeout);
   http::Server server(server_config, &service);
   if (auto s = server.Listen(); !s.ok()) return fail(s);
-  std::thread signals(WaitForSignalsThenShutdown, &server);
-  signals.detach();
+  ShutdownOnSignal(&server);
   std::printf("k3 serve: model '%s' (%s), context %lld tokens\n",
               frontend_config.model_name.c_str(), dir->c_str(),
               static_cast<long long>(frontend.max_model_len()));

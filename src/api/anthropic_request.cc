@@ -115,9 +115,20 @@ bool ConvertTools(const Json& body, Json* chat, ApiError* error) {
         *error = BadRequest("tools[] need a string 'name'", "tools");
         return false;
       }
+      // Client tools must declare input_schema (Anthropic answers 400 without one); server
+      // tools (a "type" such as web_search_...) are not something this server runs.
+      if (tool.contains("type") && tool["type"] != "custom") {
+        *error = BadRequest("tools[]: only client tools (type \"custom\") are supported", "tools");
+        return false;
+      }
+      const auto schema = tool.find("input_schema");
+      if (schema == tool.end() || !schema->is_object()) {
+        *error = BadRequest("tools[] need an 'input_schema' object", "tools");
+        return false;
+      }
       Json function = {{"name", tool["name"]}};
       if (tool.contains("description")) function["description"] = tool["description"];
-      function["parameters"] = tool.value("input_schema", Json::object());
+      function["parameters"] = *schema;
       out.push_back({{"type", "function"}, {"function", function}});
     }
     (*chat)["tools"] = std::move(out);

@@ -86,9 +86,16 @@ TEST(AnthropicRequest, RejectsBadMessagesAndBlocks) {
   ExpectRejected(R"({"tools": [{"description": "no name"}]})", "tools");
   ExpectRejected(R"({"tool_choice": {"type": "bogus"}})", "tool_choice");
   ExpectRejected(R"({"tool_choice": "auto"})", "tool_choice");
-  ExpectRejected(R"({"tools": [{"name": "f"}], "tool_choice": {"type": "tool", "name": "g"}})",
-                 "tool_choice");
-  ExpectRejected(R"({"tools": [{"name": "f"}, {"name": "f"}]})", "tools");
+  ExpectRejected(
+      R"({"tools": [{"name": "f", "input_schema": {}}], "tool_choice": {"type": "tool", "name": "g"}})",
+      "tool_choice");
+  ExpectRejected(
+      R"({"tools": [{"name": "f", "input_schema": {}}, {"name": "f", "input_schema": {}}]})",
+      "tools");
+  // Client tools need an input_schema object (as Anthropic's API); server tools are refused.
+  ExpectRejected(R"({"tools": [{"name": "f"}]})", "tools");
+  ExpectRejected(R"({"tools": [{"name": "f", "input_schema": "x"}]})", "tools");
+  ExpectRejected(R"({"tools": [{"type": "web_search_20250305", "name": "web_search"}]})", "tools");
 }
 
 // BUG: non-string values where the converter calls json::value(key, "") throw type_error
@@ -97,7 +104,8 @@ TEST(AnthropicRequest, NonStringTypesAre400NotExceptions) {
   ExpectRejected(R"({"messages": [{"role": 1, "content": "hi"}]})", "messages[0]");
   ExpectRejected(R"({"messages": [{"role": "user", "content": [{"type": 1}]}]})", "messages[0]");
   ExpectRejected(R"({"tools": [{"name": 7}]})", "tools");
-  ExpectRejected(R"({"tools": [{"name": "f"}], "tool_choice": {"type": 1}})", "tool_choice");
+  ExpectRejected(R"({"tools": [{"name": "f", "input_schema": {}}], "tool_choice": {"type": 1}})",
+                 "tool_choice");
   ExpectRejected(R"({"thinking": {"type": 1}})", "thinking");
   ExpectRejected(R"({"messages": [{"role": "user", "content": [
                      {"type": "tool_result", "tool_use_id": 5, "content": "x"}]}]})",
@@ -105,7 +113,7 @@ TEST(AnthropicRequest, NonStringTypesAre400NotExceptions) {
   ExpectRejected(R"({"messages": [{"role": "user", "content": "q"}, {"role": "assistant",
                      "content": [{"type": "tool_use", "id": 5, "name": "f", "input": {}}]}]})",
                  "messages[1]");
-  ExpectRejected(R"({"tools": [{"name": "f"}],
+  ExpectRejected(R"({"tools": [{"name": "f", "input_schema": {}}],
                      "tool_choice": {"type": "auto", "disable_parallel_tool_use": "yes"}})",
                  "tool_choice");
 }
@@ -152,7 +160,8 @@ TEST(AnthropicRequest, SystemStringAndBlocksBecomeASystemMessage) {
 TEST(AnthropicRequest, ToolUseIdsAreRenamedAcrossTheConversation) {
   const Outcome out = ParsePatched(R"({
     "tools": [{"name": "get_weather", "description": "w", "input_schema": {"type": "object",
-               "properties": {"city": {"type": "string"}}}}, {"name": "get_time"}],
+               "properties": {"city": {"type": "string"}}}},
+              {"name": "get_time", "input_schema": {}}],
     "messages": [
       {"role": "user", "content": "weather and time?"},
       {"role": "assistant", "content": [
@@ -190,7 +199,7 @@ TEST(AnthropicRequest, ToolUseIdsAreRenamedAcrossTheConversation) {
   EXPECT_EQ(m[5]["tool_call_id"], "functions.get_weather:2");
   EXPECT_EQ(m[6],
             Json::parse(R"({"role": "user", "content": [{"type": "text", "text": "thanks"}]})"));
-  // tools -> OpenAI function tools, input_schema -> parameters (absent -> {}).
+  // tools -> OpenAI function tools, input_schema -> parameters.
   const Json& tools = out.chat()["tools"];
   ASSERT_EQ(tools.size(), 2u);
   EXPECT_EQ(tools[0], Json::parse(R"({"type": "function", "function": {"name": "get_weather",

@@ -1,0 +1,19 @@
+// The check areas. Each Run*Checks sends its requests through ctx.client and returns one
+// CheckResult per check, in a fixed order (the report keeps it).
+#pragma once
+
+#include "verify/check.h"
+
+namespace k3::verify {
+
+CheckList RunModelChecks(CheckContext& ctx);  // may set ctx.model from /v1/models
+CheckList RunValidationChecks(const CheckContext& ctx);
+CheckList RunToolChecks(const CheckContext& ctx);
+CheckList RunStructuredChecks(const CheckContext& ctx);
+CheckList RunStreamChecks(const CheckContext& ctx);
+CheckList RunUsageChecks(const CheckContext& ctx);
+CheckList RunCompletionsChecks(const CheckContext& ctx);
+CheckList RunAnthropicChecks(const CheckContext& ctx);
+CheckList RunReasoningChecks(const CheckContext& ctx);
+
+}  // namespace k3::verify
