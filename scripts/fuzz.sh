@@ -25,7 +25,13 @@ if ! command -v clang++ >/dev/null && command -v clang++-14 >/dev/null; then
   configure_args+=(-DCMAKE_CXX_COMPILER=clang++-14)
 fi
 cmake --preset fuzz "${configure_args[@]}" >/dev/null
-cmake --build "$build" -j "${K3_FUZZ_JOBS:-$(nproc)}"
+targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
+         tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer k3_render_fuzzer
+         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer kvwire_fuzzer
+         client_stream_fuzzer)
+# Only the fuzz targets and the seed writer (the preset's tests are built and run by the asan
+# preset already).
+cmake --build "$build" -j "${K3_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}" make_fuzz_seeds
 
 # Seed corpora from the goldens (regenerated each run; the working corpora persist in build/).
 rm -rf "$build/fuzz-seeds"
@@ -133,10 +139,6 @@ printf 'k3_prompt_tokens_total{endpoint="a"} 10\nk3_prefix_cache_hit_tokens_tota
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
-         tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer k3_render_fuzzer
-         output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer kvwire_fuzzer
-         client_stream_fuzzer)
 failed=0
 for target in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$target"
