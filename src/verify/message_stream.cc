@@ -6,12 +6,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& object, const char* key) {
-  return object.is_object() && object.contains(key) && object[key].is_string()
-             ? object[key].get<std::string>()
-             : "";
-}
-
 enum class Phase {
   kBeforeStart,    // nothing yet: message_start must come first
   kBetweenBlocks,  // after message_start or a content_block_stop
@@ -66,7 +60,7 @@ class MessageStreamReader {
   std::string Start(const json& data) {
     if (phase_ != Phase::kBeforeStart) return "a second message_start";
     const json message = data.value("message", json());
-    if (Str(message, "type") != "message" || Str(message, "role") != "assistant") {
+    if (StringField(message, "type") != "message" || StringField(message, "role") != "assistant") {
       return "message_start.message is not {type: message, role: assistant}";
     }
     if (message.value("content", json()) != json::array()) {
@@ -89,12 +83,13 @@ class MessageStreamReader {
              std::to_string(out_->blocks.size());
     }
     const json block = data.value("content_block", json());
-    MessageBlock started{Str(block, "type"), "", Str(block, "id"), Str(block, "name"), ""};
+    MessageBlock started{StringField(block, "type"), "", StringField(block, "id"),
+                         StringField(block, "name"), ""};
     if (started.type.empty()) return "content_block_start without content_block.type";
     if (started.type == "tool_use" && (started.id.empty() || started.name.empty())) {
       return "a tool_use block starts without id and name";
     }
-    started.text = Str(block, "text") + Str(block, "thinking");
+    started.text = StringField(block, "text") + StringField(block, "thinking");
     out_->blocks.push_back(started);
     open_index_ = index;
     phase_ = Phase::kInBlock;
@@ -106,17 +101,17 @@ class MessageStreamReader {
     if (data.value("index", -1) != open_index_) return "content_block_delta for a closed index";
     const json delta = data.value("delta", json());
     MessageBlock& block = out_->blocks.back();
-    const std::string type = Str(delta, "type");
+    const std::string type = StringField(delta, "type");
     if (!DeltaFits(block.type, type)) return "a " + type + " in a " + block.type + " block";
-    block.text += Str(delta, "text") + Str(delta, "thinking");
-    block.input_json += Str(delta, "partial_json");
+    block.text += StringField(delta, "text") + StringField(delta, "thinking");
+    block.input_json += StringField(delta, "partial_json");
     return "";
   }
 
   std::string Delta(const json& data) {
     if (phase_ == Phase::kInBlock) return "message_delta while a block is open";
     if (phase_ != Phase::kBetweenBlocks) return "a second message_delta";
-    out_->stop_reason = Str(data.value("delta", json()), "stop_reason");
+    out_->stop_reason = StringField(data.value("delta", json()), "stop_reason");
     if (out_->stop_reason.empty()) return "message_delta without delta.stop_reason";
     out_->final_usage = data.value("usage", json());
     if (!out_->final_usage.is_object() || !out_->final_usage.contains("output_tokens")) {
@@ -142,7 +137,7 @@ std::string ValidateMessageStream(const std::vector<SseEvent>& events,
     const json data = json::parse(event.data, nullptr, /*allow_exceptions=*/false);
     const std::string where = "event " + std::to_string(event_idx) + ": ";
     if (data.is_discarded() || !data.is_object()) return where + "data is not a JSON object";
-    const std::string type = Str(data, "type");
+    const std::string type = StringField(data, "type");
     if (!event.event.empty() && event.event != type) {
       return where + "event name '" + event.event + "' but data.type '" + type + "'";
     }

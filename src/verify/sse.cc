@@ -4,15 +4,15 @@
 #include <set>
 
 namespace k3::verify {
-namespace {
 
-using nlohmann::json;
-
-std::string Str(const json& object, const char* key) {
+std::string StringField(const nlohmann::json& object, const char* key) {
   return object.is_object() && object.contains(key) && object[key].is_string()
              ? object[key].get<std::string>()
              : "";
 }
+namespace {
+
+using nlohmann::json;
 
 // Reads the OpenAI chunks in order; each method returns "" or the first violation.
 class ChatStreamReader {
@@ -23,15 +23,16 @@ class ChatStreamReader {
   std::string Chunk(size_t chunk_idx, const json& chunk) {
     const std::string where = "chunk " + std::to_string(chunk_idx) + ": ";
     if (!chunk.is_object()) return where + "not a JSON object";
-    if (Str(chunk, "object") != expect_.object) {
-      return where + "object is '" + Str(chunk, "object") + "', expected '" + expect_.object + "'";
+    if (StringField(chunk, "object") != expect_.object) {
+      return where + "object is '" + StringField(chunk, "object") + "', expected '" +
+             expect_.object + "'";
     }
     if (chunk_idx == 0) {
-      out_->id = Str(chunk, "id");
+      out_->id = StringField(chunk, "id");
       created_ = chunk.value("created", json());
       if (out_->id.empty()) return where + "no id";
-    } else if (Str(chunk, "id") != out_->id || chunk.value("created", json()) != created_) {
-      return where + "id/created changed from " + out_->id + " to " + Str(chunk, "id");
+    } else if (StringField(chunk, "id") != out_->id || chunk.value("created", json()) != created_) {
+      return where + "id/created changed from " + out_->id + " to " + StringField(chunk, "id");
     }
     if (usage_seen_) return where + "a chunk after the usage chunk";
     if (!chunk.contains("choices") || !chunk["choices"].is_array()) {
@@ -66,14 +67,15 @@ class ChatStreamReader {
     if (expect_.object == "chat.completion.chunk") {
       const json delta = choice.value("delta", json());
       if (!delta.is_object()) return "delta is not an object";
-      if (!first_delta_seen_ && Str(delta, "role") != "assistant") {
-        return "the first delta has role '" + Str(delta, "role") + "', expected 'assistant'";
+      if (!first_delta_seen_ && StringField(delta, "role") != "assistant") {
+        return "the first delta has role '" + StringField(delta, "role") +
+               "', expected 'assistant'";
       }
       if (index == 0) {
         if (auto e = Delta(delta); !e.empty()) return e;
       }
     } else if (index == 0) {
-      out_->content += Str(choice, "text");
+      out_->content += StringField(choice, "text");
     }
     first_delta_seen_ = true;
     const json finish = choice.value("finish_reason", json());
@@ -85,8 +87,8 @@ class ChatStreamReader {
   }
 
   std::string Delta(const json& delta) {
-    out_->content += Str(delta, "content");
-    out_->reasoning_content += Str(delta, "reasoning_content");
+    out_->content += StringField(delta, "content");
+    out_->reasoning_content += StringField(delta, "reasoning_content");
     if (!delta.contains("tool_calls") || delta["tool_calls"].is_null()) return "";
     if (!delta["tool_calls"].is_array()) return "delta.tool_calls is not an array";
     for (const auto& call : delta["tool_calls"]) {
@@ -94,7 +96,8 @@ class ChatStreamReader {
       if (index < 0) return "a tool_calls delta without an index";
       const json function = call.value("function", json::object());
       if (static_cast<size_t>(index) == out_->tool_calls.size()) {
-        StreamedToolCall started{Str(call, "id"), Str(call, "type"), Str(function, "name"), ""};
+        StreamedToolCall started{StringField(call, "id"), StringField(call, "type"),
+                                 StringField(function, "name"), ""};
         if (started.id.empty() || started.type != "function" || started.name.empty()) {
           return "tool call " + std::to_string(index) +
                  " starts without id, type \"function\" and a name: " + call.dump();
@@ -103,7 +106,7 @@ class ChatStreamReader {
       } else if (static_cast<size_t>(index) > out_->tool_calls.size()) {
         return "tool call index " + std::to_string(index) + " skips an index";
       }
-      out_->tool_calls[index].arguments += Str(function, "arguments");
+      out_->tool_calls[index].arguments += StringField(function, "arguments");
     }
     return "";
   }

@@ -10,6 +10,9 @@
 
 namespace k3::verify {
 
+// object[key] when it is a string, else "" (stream chunks are untrusted JSON).
+std::string StringField(const nlohmann::json& object, const char* key);
+
 struct SseEvent {
   std::string event;  // the "event:" field ("" when absent)
   std::string data;   // the "data:" lines joined with "\n"
