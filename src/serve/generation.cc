@@ -76,12 +76,17 @@ void Generation::OnOutput(const engine::RequestOutput& output) {
   if (only_reasoning) choice.reasoning += static_cast<int64_t>(output.tokens.size());
   update.usage = {prompt_.reported_prompt_tokens, choice.generated, output.cached_tokens,
                   choice.reasoning};
-  sink_(update);
-  if (choice.done && --unfinished_ == 0) {
+  const bool all_done = choice.done && --unfinished_ == 0;
+  if (all_done) {
+    // Counted before the last event leaves: a client that scrapes /metrics after reading it
+    // sees this request's prompt tokens next to the engine's cached-token count for it.
     int64_t generated = 0;
     for (const auto& c : choices_) generated += c->generated;
     metrics_->AddTokens(prompt_.reported_prompt_tokens, generated);
     metrics_->RecordEndToEnd(std::chrono::duration<double>(Clock::now() - arrival_).count());
+  }
+  sink_(update);
+  if (all_done) {
     // All choices have ended; stop the engine if stop strings ended them early.
     if (!output.finished()) engine_->Cancel(output.request_id);
     if (on_done_) on_done_();

@@ -60,34 +60,49 @@ export async function authCases(check, { args, sdk }) {
   }
 }
 
+// Opens a 3000-token OpenAI stream, reads /metrics after its third chunk, then aborts it and
+// checks the engine frees everything. Returns 'too-late' when the request had already finished
+// by the time /metrics answered (nothing to observe), else 'observed' after the checks.
+async function abortOpenAiStream(sdk, server) {
+  const before = await waitForGauges(server, { k3_requests_pending: 0 });
+  const controller = new AbortController();
+  const stream = await openaiClient(sdk, server).chat.completions.create(
+    { model: MODEL, messages: USER, max_tokens: 3000, stream: true, ignore_eos: true },
+    { signal: controller.signal },
+  );
+  let chunks = 0;
+  let during;
+  try {
+    for await (const chunk of stream) {
+      void chunk;
+      if (++chunks === 3) {
+        during = await metrics(server);
+        controller.abort();
+      }
+    }
+  } catch (e) {
+    assert.ok(e instanceof sdk.openai.APIUserAbortError || e.name === 'AbortError', `${e.name}: ${e.message}`);
+  }
+  if (during.get('k3_requests_pending') === 0) return 'too-late';
+  assert.ok(chunks < 100, `the stream ended soon after the abort (${chunks} chunks; some may have been buffered)`);
+  assert.equal(during.get('k3_requests_pending'), 1);
+  assert.equal(during.get('k3_running_sequences'), 1);
+  assert.ok(during.get('k3_cache_usage_ratio') > 0, 'the running request holds cache blocks');
+  const after = await waitForGauges(server, IDLE, 5000);
+  const generated = after.get('k3_generation_tokens_total') - before.get('k3_generation_tokens_total');
+  assert.ok(generated < 2000, `the generation stopped early (${generated} tokens)`);
+  return 'observed';
+}
+
 export async function cancellationCases(check, { server, sdk }) {
   await check('cancel: an aborted OpenAI stream frees its engine resources', async () => {
-    const before = await waitForGauges(server, { k3_requests_pending: 0 });
-    const controller = new AbortController();
-    const stream = await openaiClient(sdk, server).chat.completions.create(
-      { model: MODEL, messages: USER, max_tokens: 3000, stream: true, ignore_eos: true },
-      { signal: controller.signal },
-    );
-    let chunks = 0;
-    let during;
-    try {
-      for await (const chunk of stream) {
-        void chunk;
-        if (++chunks === 3) {
-          during = await metrics(server);
-          controller.abort();
-        }
-      }
-    } catch (e) {
-      assert.ok(e instanceof sdk.openai.APIUserAbortError || e.name === 'AbortError', `${e.name}: ${e.message}`);
+    // On a loaded machine the /metrics answer can come after the whole generation has run; that
+    // observation says nothing about cancelling, so it is retried (at most 3 times), not passed.
+    for (let attempt = 1; ; ++attempt) {
+      const outcome = await abortOpenAiStream(sdk, server);
+      if (outcome === 'observed') return;
+      assert.ok(attempt < 3, 'the request finished before /metrics answered, 3 times');
     }
-    assert.ok(chunks < 100, `the stream ended soon after the abort (${chunks} chunks; some may have been buffered)`);
-    assert.equal(during.get('k3_requests_pending'), 1);
-    assert.equal(during.get('k3_running_sequences'), 1);
-    assert.ok(during.get('k3_cache_usage_ratio') > 0, 'the running request holds cache blocks');
-    const after = await waitForGauges(server, IDLE, 5000);
-    const generated = after.get('k3_generation_tokens_total') - before.get('k3_generation_tokens_total');
-    assert.ok(generated < 2000, `the generation stopped early (${generated} tokens)`);
   });
 
   await check('cancel: an aborted Anthropic stream frees its engine resources', async () => {

@@ -126,29 +126,65 @@ void BytePairEncodeTree(const BpeRanks& ranks, std::string_view piece, std::vect
   scratch.Trim();
 }
 
-void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out,
-                    PieceCache* cache) {
+namespace {
+// Single bytes and long runs are neither looked up nor memoised: no hash.
+bool IsLookedUp(const BpeRanks& ranks, size_t size) {
+  return size > 1 && (size <= kMaxCachedPieceBytes || size <= ranks.max_token_bytes());
+}
+}  // namespace
+
+PreparedPiece PrepareBytePairEncode(const BpeRanks& ranks, std::string_view piece,
+                                    const PieceCache* cache) {
+  PreparedPiece prep;
+  if (!IsLookedUp(ranks, piece.size())) return prep;
+  if (cache && piece.size() <= PieceCache::kMaxShortPieceBytes) {
+    prep.cached = cache->LookupShort(BpeRanks::Prefix8(piece), piece.size());
+    if (prep.cached.count != 0) return prep;
+  }
+  prep.hash = BpeRanks::HashBytes(piece);
+  ranks.PrefetchFind(prep.hash);
+  if (cache) cache->Prefetch(prep.hash);
+  return prep;
+}
+
+void FinishBytePairEncode(const BpeRanks& ranks, std::string_view piece, const PreparedPiece& prep,
+                          std::vector<TokenId>* out, PieceCache* cache) {
+  if (prep.cached.count != 0) {
+    out->insert(out->end(), prep.cached.ids, prep.cached.ids + prep.cached.count);
+    return;
+  }
   if (piece.size() == 1) {
     out->push_back(ranks.ByteRank(static_cast<uint8_t>(piece[0])));
     return;
   }
-  if (piece.size() > kMaxCachedPieceBytes && piece.size() > ranks.max_token_bytes()) {
+  if (!IsLookedUp(ranks, piece.size())) {
     BytePairEncodeTree(ranks, piece, out);  // a long run: neither a token nor worth memoising
     return;
   }
-  const uint64_t hash = BpeRanks::HashBytes(piece);
-  if (TokenId whole = ranks.Find(piece, hash); whole != kNoRank) {
+  if (TokenId whole = ranks.Find(piece, prep.hash); whole != kNoRank) {
+    if (cache && piece.size() <= PieceCache::kMaxShortPieceBytes)
+      cache->InsertShort(BpeRanks::Prefix8(piece), piece.size(), &whole, 1);
     out->push_back(whole);
     return;
   }
-  if (cache && cache->Lookup(hash, piece, out)) return;
+  if (cache && cache->Lookup(prep.hash, piece, out)) return;
   size_t first = out->size();
   if (piece.size() <= kSmallPieceBytes) {
     BytePairEncodeSmall(ranks, piece, out);
   } else {
     BytePairEncodeTree(ranks, piece, out);
   }
-  if (cache) cache->Insert(hash, piece, out->data() + first, out->size() - first);
+  if (!cache) return;
+  const TokenId* ids = out->data() + first;
+  const size_t count = out->size() - first;
+  const bool short_cached = piece.size() <= PieceCache::kMaxShortPieceBytes &&
+                            cache->InsertShort(BpeRanks::Prefix8(piece), piece.size(), ids, count);
+  if (!short_cached) cache->Insert(prep.hash, piece, ids, count);
+}
+
+void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out,
+                    PieceCache* cache) {
+  FinishBytePairEncode(ranks, piece, PrepareBytePairEncode(ranks, piece, nullptr), out, cache);
 }
 
 }  // namespace k3::text

@@ -17,6 +17,20 @@ namespace k3::text {
 void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out,
                     PieceCache* cache = nullptr);
 
+// BytePairEncode in two steps, for callers that pipeline pieces: Prepare answers short pieces
+// from the cache's short table, or hashes the piece and starts loading its vocabulary-index and
+// cache slots (both usually miss the CPU caches); Finish, called a few pieces later with what
+// Prepare returned, does the rest without waiting on memory. Finish(Prepare(p)) ==
+// BytePairEncode(p).
+struct PreparedPiece {
+  uint64_t hash = 0;            // BpeRanks::HashBytes(piece) when the piece is looked up
+  PieceCache::ShortIds cached;  // the piece's tokens, when the short table knew them
+};
+PreparedPiece PrepareBytePairEncode(const BpeRanks& ranks, std::string_view piece,
+                                    const PieceCache* cache);
+void FinishBytePairEncode(const BpeRanks& ranks, std::string_view piece, const PreparedPiece& prep,
+                          std::vector<TokenId>* out, PieceCache* cache);
+
 // The two algorithms, exposed so tests can check they agree on any input. The small one takes
 // pieces of 2..kMaxSmallPieceBytes bytes; the tree one any length >= 2.
 inline constexpr size_t kMaxSmallPieceBytes = 24;

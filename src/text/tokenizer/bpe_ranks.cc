@@ -1,5 +1,6 @@
 #include "text/tokenizer/bpe_ranks.h"
 
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <string>
@@ -57,6 +58,8 @@ std::string LineError(size_t line_no, std::string_view what) {
 base::Result<BpeRanks> BpeRanks::Parse(std::string_view contents) {
   constexpr uint32_t kMaxRank = 1u << 24;  // far above any real vocabulary; bounds memory on junk
   BpeRanks ranks;
+  static std::atomic<uint64_t> next_instance_id{1};
+  ranks.instance_id_ = next_instance_id.fetch_add(1);
   ranks.bytes_.reserve(contents.size() * 3 / 4);
   size_t line_no = 0;
   size_t pos = 0;

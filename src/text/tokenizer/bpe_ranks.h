@@ -23,6 +23,9 @@ class BpeRanks {
   // line on bad base64, a bad or duplicate rank, a duplicate token, or a missing single byte.
   static base::Result<BpeRanks> Parse(std::string_view file_contents);
 
+  // Unique per parsed vocabulary in this process (never 0, never reused), so per-thread caches
+  // of token ids can tell which vocabulary they hold.
+  uint64_t instance_id() const { return instance_id_; }
   // Number of rank slots: one more than the largest rank.
   size_t size() const { return spans_.size(); }
   // Number of tokens (slots minus gaps).
@@ -31,6 +34,10 @@ class BpeRanks {
   TokenId Find(std::string_view bytes) const { return Find(bytes, HashBytes(bytes)); }
   // The same with the bytes' HashBytes() already computed (callers reuse it for their caches).
   TokenId Find(std::string_view bytes, uint64_t hash) const;
+  // Starts loading the index slot that Find(bytes, hash) probes first.
+  void PrefetchFind(uint64_t hash) const {
+    __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+  }
   // A polynomial hash, so the hashes of all prefixes and suffixes of a token come in one pass
   // (see BuildPairs): h = (h + byte + 1) * kHashMul per byte, then a finaliser.
   static uint64_t HashBytes(std::string_view bytes) {
@@ -70,6 +77,26 @@ class BpeRanks {
     }
   }
 
+  // The first 8 bytes, zero padded, little-endian; reads no byte outside `bytes`. With the
+  // length, it identifies a piece of up to 8 bytes exactly.
+  static uint64_t Prefix8(std::string_view bytes) {
+    const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+    size_t n = bytes.size();
+    if (n >= 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    if (n >= 4) {  // two overlapping 4-byte loads
+      uint32_t lo, hi;
+      std::memcpy(&lo, p, 4);
+      std::memcpy(&hi, p + n - 4, 4);
+      return lo | (uint64_t{hi} << (8 * (n - 4)));
+    }
+    if (n == 0) return 0;
+    return p[0] | (uint64_t{p[n / 2]} << (8 * (n / 2))) | (uint64_t{p[n - 1]} << (8 * (n - 1)));
+  }
+
  private:
   static constexpr uint32_t kGapLength = UINT32_MAX;
   struct Span {
@@ -98,24 +125,6 @@ class BpeRanks {
     TokenId rank;  // kNoRank = empty
     uint32_t length;
   };
-  // The first 8 bytes, zero padded, little-endian; reads no byte outside `bytes`.
-  static uint64_t Prefix8(std::string_view bytes) {
-    const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
-    size_t n = bytes.size();
-    if (n >= 8) {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    if (n >= 4) {  // two overlapping 4-byte loads
-      uint32_t lo, hi;
-      std::memcpy(&lo, p, 4);
-      std::memcpy(&hi, p + n - 4, 4);
-      return lo | (uint64_t{hi} << (8 * (n - 4)));
-    }
-    if (n == 0) return 0;
-    return p[0] | (uint64_t{p[n / 2]} << (8 * (n / 2))) | (uint64_t{p[n - 1]} << (8 * (n - 1)));
-  }
   static constexpr uint64_t kHashMul = 0x9E3779B97F4A7C15ull;
   static uint64_t FinishHash(uint64_t h) {  // MurmurHash3's fmix64
     h ^= h >> 33;
@@ -130,6 +139,7 @@ class BpeRanks {
   TokenId byte_ranks_[256];
   size_t num_tokens_ = 0;
   size_t max_token_bytes_ = 0;
+  uint64_t instance_id_ = 0;
 };
 
 }  // namespace k3::text

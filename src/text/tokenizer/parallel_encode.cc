@@ -51,7 +51,7 @@ void Tokenizer::EncodeParallel(std::string_view text, SpecialMode specials, base
   pool->ParallelFor(units.size(), [&](size_t i) {
     std::string_view unit = text.substr(units[i].begin, units[i].end - units[i].begin);
     results[i].reserve(unit.size() / 3);
-    PieceCache cache(unit.size());
+    PieceCache cache(unit.size(), ranks_);
     EncodeChunk(unit, specials, &results[i], &cache);
   });
   size_t total = out->size();

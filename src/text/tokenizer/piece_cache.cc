@@ -4,7 +4,21 @@
 
 namespace k3::text {
 
-PieceCache::PieceCache(size_t text_bytes) {
+PieceCache::ShortSlot* PieceCache::ThreadShortTable(uint64_t vocabulary_id) {
+  struct Table {
+    uint64_t vocabulary_id = 0;  // BpeRanks::instance_id() of the cached ids; 0 = none yet
+    std::vector<ShortSlot> slots = std::vector<ShortSlot>(size_t{1} << kLog2ShortSlots);
+  };
+  thread_local Table table;
+  if (table.vocabulary_id != vocabulary_id) {
+    std::fill(table.slots.begin(), table.slots.end(), ShortSlot{});
+    table.vocabulary_id = vocabulary_id;
+  }
+  return table.slots.data();
+}
+
+PieceCache::PieceCache(size_t text_bytes, const BpeRanks& ranks)
+    : short_slots_(ThreadShortTable(ranks.instance_id())) {
   size_t num_slots = 256;
   while (num_slots < 65536 && num_slots * 32 < text_bytes) num_slots *= 2;
   slots_.resize(num_slots);

@@ -110,11 +110,29 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromKimiFiles(std::string_view ran
       new Tokenizer(std::move(ranks), SpecialTokens(std::move(specials)), options));
 }
 
+// A software pipeline: each piece is hashed and its index and cache slots are prefetched
+// kLookahead pieces before it is encoded, so the memory latencies of consecutive pieces overlap
+// instead of adding up (the vocabulary index is megabytes; one miss costs about a piece's work).
 void Tokenizer::EncodeOrdinary(std::string_view text, std::vector<TokenId>* out,
                                PieceCache* cache) const {
+  constexpr size_t kLookahead = 8;  // a power of two
+  struct Pending {
+    std::string_view piece;
+    PreparedPiece prep;
+  };
+  Pending ring[kLookahead];
+  size_t oldest = 0, queued = 0;
   ForEachPiece(options_.pretokenizer, text, [&](size_t begin, size_t end) {
-    BytePairEncode(ranks_, text.substr(begin, end - begin), out, cache);
+    if (queued == kLookahead) {
+      FinishBytePairEncode(ranks_, ring[oldest].piece, ring[oldest].prep, out, cache);
+      oldest = (oldest + 1) % kLookahead;
+      --queued;
+    }
+    const std::string_view piece = text.substr(begin, end - begin);
+    ring[(oldest + queued++) % kLookahead] = {piece, PrepareBytePairEncode(ranks_, piece, cache)};
   });
+  for (; queued > 0; --queued, oldest = (oldest + 1) % kLookahead)
+    FinishBytePairEncode(ranks_, ring[oldest].piece, ring[oldest].prep, out, cache);
 }
 
 void Tokenizer::EncodeChunk(std::string_view chunk, SpecialMode specials, std::vector<TokenId>* out,
@@ -151,7 +169,7 @@ Status Tokenizer::Encode(std::string_view text, const EncodeOptions& options,
 
 void Tokenizer::EncodeSequential(std::string_view text, SpecialMode specials,
                                  std::vector<TokenId>* out) const {
-  PieceCache cache(text.size());
+  PieceCache cache(text.size(), ranks_);
   out->reserve(out->size() + text.size() / 3);  // ~3.5 bytes per token in mixed text
   size_t begin = 0;
   for (size_t end : ChunkEnds(text)) {

@@ -1,8 +1,10 @@
 // Micro-benchmarks of the tokenizer stages (google-benchmark). Not a test: run
 //   build/release/src/text/tokenizer_benchmark [--benchmark_filter=...]
-// Inputs: the 500K-character mixed golden text and generated pathological runs.
+// Inputs: the 500K-character mixed golden text, generated pathological runs, and the file named
+// by $K3_BENCH_TEXT if set (e.g. a document kept by `k3 bench tokenizer --keep-inputs`).
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <random>
 
 #include "testing/kimi_tokenizer.h"
@@ -45,6 +47,15 @@ void BM_EncodeMixed(benchmark::State& state) { Encode(state, MixedText(), state.
 void BM_EncodeLettersNoWhitespace(benchmark::State& state) {
   Encode(state, RandomLetters(), state.range(0));
 }
+void BM_EncodeFile(benchmark::State& state) {
+  static const char* path = std::getenv("K3_BENCH_TEXT");
+  if (path == nullptr) {
+    state.SkipWithError("set K3_BENCH_TEXT to a UTF-8 text file");
+    return;
+  }
+  static auto* text = new std::string(testing::ReadFileOrDie(path));
+  Encode(state, *text, state.range(0));
+}
 void BM_LoadKimiVocabulary(benchmark::State& state) {
   for (auto _ : state) {
     auto tokenizer = Tokenizer::FromKimiDirectory(testing::SharedDir() + "/kimi/k25");
@@ -54,6 +65,7 @@ void BM_LoadKimiVocabulary(benchmark::State& state) {
 
 BENCHMARK(BM_EncodeMixed)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EncodeLettersNoWhitespace)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EncodeFile)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LoadKimiVocabulary)->Unit(benchmark::kMillisecond);
 
 }  // namespace

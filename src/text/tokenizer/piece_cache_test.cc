@@ -1,0 +1,105 @@
+// The piece caches against uncached encoding: the per-thread short-piece table must never answer
+// with another vocabulary's ids, and pieces it cannot hold must still come out right.
+#include "text/tokenizer/piece_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+#include "testing/kimi_tokenizer.h"
+#include "testing/paths.h"
+#include "text/tokenizer/tokenizer.h"
+
+namespace k3::text {
+namespace {
+
+std::string Base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+// Every byte (rank = byte value), then "he" 256, "ll" 257, "hell" 258: "hello" is [258, 'o'].
+std::string TinyRanks() {
+  std::string ranks;
+  for (int b = 0; b < 256; ++b) {
+    ranks += Base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+  }
+  return ranks + Base64("he") + " 256\n" + Base64("ll") + " 257\n" + Base64("hell") + " 258\n";
+}
+
+std::vector<TokenId> EncodeOnFreshThread(const Tokenizer& tokenizer, std::string_view text) {
+  std::vector<TokenId> ids;
+  std::thread([&] { ids = tokenizer.Encode(text, SpecialMode::kNone).value(); }).join();
+  return ids;
+}
+
+TEST(PieceCacheTest, ThreadTableNeverMixesVocabularies) {
+  const Tokenizer& kimi = testing::KimiTokenizer("k25");
+  auto tiny = Tokenizer::FromTiktoken(TinyRanks(), {}, TokenizerOptions{}).value();
+  const std::string text = "hello hello world xyzw xyzw hello";
+  const std::vector<TokenId> kimi_ids = EncodeOnFreshThread(kimi, text);
+  // On one thread: Kimi fills the table, the tiny vocabulary must not see its entries, and Kimi
+  // must not see the tiny ones afterwards.
+  EXPECT_EQ(kimi.Encode(text, SpecialMode::kNone).value(), kimi_ids);
+  const std::vector<TokenId> tiny_ids = tiny->Encode(text, SpecialMode::kNone).value();
+  const std::vector<TokenId> hello = {258, 'o'};
+  std::vector<TokenId> want = hello;
+  for (std::string_view word : {" hello", " world", " xyzw", " xyzw", " hello"}) {
+    if (word == " hello") {
+      want.push_back(' ');
+      want.insert(want.end(), hello.begin(), hello.end());
+    } else {
+      want.insert(want.end(), word.begin(), word.end());  // no merges: one id per byte
+    }
+  }
+  EXPECT_EQ(tiny_ids, want);
+  EXPECT_EQ(kimi.Encode(text, SpecialMode::kNone).value(), kimi_ids);
+  // A second Kimi instance has the same ids but is another vocabulary object: same answers.
+  auto kimi_again = Tokenizer::FromKimiDirectory(testing::SharedDir() + "/kimi/k25").value();
+  EXPECT_EQ(kimi_again->Encode(text, SpecialMode::kNone).value(), kimi_ids);
+}
+
+TEST(PieceCacheTest, WarmEncodesEqualColdOnes) {
+  const Tokenizer& kimi = testing::KimiTokenizer("k25");
+  const std::string text =
+      testing::ReadFileOrDie(testing::SharedDir() + "/goldens/tokenizer/long_mixed_500k.txt")
+          .substr(0, 200000);
+  // Cut on a character boundary: back up over UTF-8 continuation bytes.
+  std::string_view head = text;
+  while (!head.empty() && (static_cast<uint8_t>(head.back()) & 0xC0) == 0x80) head.remove_suffix(1);
+  if (!head.empty() && static_cast<uint8_t>(head.back()) >= 0xC0) head.remove_suffix(1);
+  const std::vector<TokenId> cold = EncodeOnFreshThread(kimi, head);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(kimi.Encode(head, SpecialMode::kAll).value(), cold) << "round " << round;
+  }
+}
+
+TEST(PieceCacheTest, ShortTableKeepsUpToThreeIdsAndDeclinesMore) {
+  const BpeRanks ranks = BpeRanks::Parse(TinyRanks()).value();
+  PieceCache cache(1000, ranks);
+  const TokenId three[] = {1, 2, 3};
+  const TokenId four[] = {1, 2, 3, 4};
+  const uint64_t key = BpeRanks::Prefix8("abcdefg");
+  EXPECT_TRUE(cache.InsertShort(key, 7, three, 3));
+  PieceCache::ShortIds got = cache.LookupShort(key, 7);
+  ASSERT_EQ(got.count, 3u);
+  EXPECT_EQ(got.ids[2], 3u);
+  EXPECT_EQ(cache.LookupShort(key, 6).count, 0u);  // same bytes, other length: another piece
+  EXPECT_FALSE(cache.InsertShort(BpeRanks::Prefix8("abcd"), 4, four, 4));
+  EXPECT_EQ(cache.LookupShort(BpeRanks::Prefix8("abcd"), 4).count, 0u);
+}
+
+}  // namespace
+}  // namespace k3::text
