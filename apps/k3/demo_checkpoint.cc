@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/k3/bench_model_checkpoint.h"
+#include "base/base64.h"
 #include "base/result.h"
 
 namespace k3::app {
@@ -133,27 +134,11 @@ std::vector<std::string> TrainVocabulary() {
   return tokens;
 }
 
-std::string Base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kAlphabet[n & 63] : '=';
-  }
-  return out;
-}
-
 // tiktoken.model: one "base64(token bytes) rank" line per rank.
 std::string TiktokenText(const std::vector<std::string>& tokens) {
   std::string out;
   for (size_t rank = 0; rank < tokens.size(); ++rank) {
-    out += Base64(tokens[rank]) + " " + std::to_string(rank) + "\n";
+    out += base::Base64Encode(tokens[rank]) + " " + std::to_string(rank) + "\n";
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "base/base64.h"
 #include "testing/kimi_tokenizer.h"
 #include "testing/paths.h"
 #include "text/tokenizer/tokenizer.h"
@@ -14,29 +15,15 @@
 namespace k3::text {
 namespace {
 
-std::string Base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kAlphabet[v & 63] : '=';
-  }
-  return out;
-}
-
 // Every byte (rank = byte value), then "he" 256, "ll" 257, "hell" 258: "hello" is [258, 'o'].
 std::string TinyRanks() {
   std::string ranks;
   for (int b = 0; b < 256; ++b) {
-    ranks += Base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+    ranks +=
+        base::Base64Encode(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
   }
-  return ranks + Base64("he") + " 256\n" + Base64("ll") + " 257\n" + Base64("hell") + " 258\n";
+  return ranks + base::Base64Encode("he") + " 256\n" + base::Base64Encode("ll") + " 257\n" +
+         base::Base64Encode("hell") + " 258\n";
 }
 
 std::vector<TokenId> EncodeOnFreshThread(const Tokenizer& tokenizer, std::string_view text) {
