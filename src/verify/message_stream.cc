@@ -39,7 +39,7 @@ class MessageStreamReader {
     if (type == "content_block_delta") return BlockDelta(data);
     if (type == "content_block_stop") {
       if (phase_ != Phase::kInBlock) return "content_block_stop without an open block";
-      if (data.value("index", -1) != open_index_) return "content_block_stop for another index";
+      if (IntField(data, "index", -1) != open_index_) return "content_block_stop for another index";
       phase_ = Phase::kBetweenBlocks;
       return "";
     }
@@ -77,7 +77,7 @@ class MessageStreamReader {
   std::string BlockStart(const json& data) {
     if (phase_ != Phase::kBetweenBlocks)
       return "content_block_start while a block is open or after message_delta";
-    const int index = data.value("index", -1);
+    const int index = IntField(data, "index", -1);
     if (index != static_cast<int>(out_->blocks.size())) {
       return "content_block_start index " + std::to_string(index) + ", expected " +
              std::to_string(out_->blocks.size());
@@ -98,7 +98,7 @@ class MessageStreamReader {
 
   std::string BlockDelta(const json& data) {
     if (phase_ != Phase::kInBlock) return "content_block_delta outside a block";
-    if (data.value("index", -1) != open_index_) return "content_block_delta for a closed index";
+    if (IntField(data, "index", -1) != open_index_) return "content_block_delta for a closed index";
     const json delta = data.value("delta", json());
     MessageBlock& block = out_->blocks.back();
     const std::string type = StringField(delta, "type");

@@ -1,5 +1,7 @@
 #include "verify/sse.h"
 
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -9,6 +11,20 @@ std::string StringField(const nlohmann::json& object, const char* key) {
   return object.is_object() && object.contains(key) && object[key].is_string()
              ? object[key].get<std::string>()
              : "";
+}
+
+int IntField(const nlohmann::json& object, const char* key, int fallback) {
+  if (!object.is_object() || !object.contains(key)) return fallback;
+  const nlohmann::json& value = object[key];
+  if (value.is_number_unsigned()) {
+    const auto v = value.get<uint64_t>();
+    return v <= static_cast<uint64_t>(INT_MAX) ? static_cast<int>(v) : fallback;
+  }
+  if (value.is_number_integer()) {
+    const auto v = value.get<int64_t>();
+    return v >= INT_MIN && v <= INT_MAX ? static_cast<int>(v) : fallback;
+  }
+  return fallback;
 }
 namespace {
 
@@ -61,7 +77,7 @@ class ChatStreamReader {
 
  private:
   std::string Choice(const json& choice) {
-    const int index = choice.value("index", -1);
+    const int index = IntField(choice, "index", -1);
     if (index < 0) return "a choice without an index";
     if (finished_.count(index)) return "choice " + std::to_string(index) + " after its finish";
     if (expect_.object == "chat.completion.chunk") {
@@ -92,7 +108,7 @@ class ChatStreamReader {
     if (!delta.contains("tool_calls") || delta["tool_calls"].is_null()) return "";
     if (!delta["tool_calls"].is_array()) return "delta.tool_calls is not an array";
     for (const auto& call : delta["tool_calls"]) {
-      const int index = call.value("index", -1);
+      const int index = IntField(call, "index", -1);
       if (index < 0) return "a tool_calls delta without an index";
       const json function = call.value("function", json::object());
       if (static_cast<size_t>(index) == out_->tool_calls.size()) {

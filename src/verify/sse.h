@@ -12,6 +12,8 @@ namespace k3::verify {
 
 // object[key] when it is a string, else "" (stream chunks are untrusted JSON).
 std::string StringField(const nlohmann::json& object, const char* key);
+// object[key] when it is an integer that fits an int, else `fallback`.
+int IntField(const nlohmann::json& object, const char* key, int fallback);
 
 struct SseEvent {
   std::string event;  // the "event:" field ("" when absent)

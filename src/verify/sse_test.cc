@@ -148,5 +148,33 @@ TEST(VerifyMessageStream, RejectsOutOfOrderEvents) {
             "event 2: event name 'content_block_stop' but data.type 'content_block_start'");
 }
 
+// Found by client_stream_fuzzer: an index that is not an integer was read with json::value and
+// threw. Every reader must answer with a violation instead.
+TEST(VerifyMessageStream, NonIntegerIndexesAreViolationsNotExceptions) {
+  MessageStreamSummary s;
+  for (const char* index : {R"("0")", "{}", "1.5", "1e300", "99999999999", "null"}) {
+    auto events = GoodMessageStream();
+    events[3] = Event("content_block_delta", std::string(R"(,"index":)") + index +
+                                                 R"(,"delta":{"type":"text_delta","text":"Hi"})");
+    EXPECT_EQ(ValidateMessageStream(ParseSse(events), &s),
+              "event 3: content_block_delta for a closed index")
+        << index;
+  }
+  ChatStreamSummary summary;
+  EXPECT_EQ(Check({Chunk(R"([{"index":{},"delta":{"role":"assistant"}}])"), "data: [DONE]\n\n"},
+                  false, &summary),
+            "chunk 0: a choice without an index");
+  EXPECT_EQ(Check({Chunk(R"([7])"), "data: [DONE]\n\n"}, false, &summary),
+            "chunk 0: a choice without an index");
+  const std::string bad_call =
+      R"([{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":"x"}]},"finish_reason":null}])";
+  EXPECT_EQ(Check({Chunk(bad_call), "data: [DONE]\n\n"}, false, &summary),
+            "chunk 0: a tool_calls delta without an index");
+  EXPECT_EQ(Check({Chunk(R"([{"index":0,"delta":{"role":"assistant","tool_calls":[3]}}])"),
+                   "data: [DONE]\n\n"},
+                  false, &summary),
+            "chunk 0: a tool_calls delta without an index");
+}
+
 }  // namespace
 }  // namespace k3::verify
