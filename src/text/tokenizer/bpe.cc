@@ -8,7 +8,8 @@
 namespace k3::text {
 namespace {
 
-// Up to kMaxSmallPieceBytes the quadratic scan beats the tree (measured: pieces are mostly short).
+// Up to kMaxSmallPieceBytes the quadratic scan beats the long-piece algorithm (measured: pieces are
+// mostly short).
 constexpr size_t kSmallPieceBytes = kMaxSmallPieceBytes;
 // Longer pieces (long runs of letters, digits-free CJK, ...) skip hashing and the piece cache.
 constexpr size_t kMaxCachedPieceBytes = 1024;
@@ -158,7 +159,7 @@ void FinishBytePairEncode(const BpeRanks& ranks, std::string_view piece, const P
     return;
   }
   if (!IsLookedUp(ranks, piece.size())) {
-    BytePairEncodeTree(ranks, piece, out);  // a long run: neither a token nor worth memoising
+    BytePairEncodeLong(ranks, piece, out);  // a long run: neither a token nor worth memoising
     return;
   }
   if (TokenId whole = ranks.Find(piece, prep.hash); whole != kNoRank) {
@@ -172,7 +173,7 @@ void FinishBytePairEncode(const BpeRanks& ranks, std::string_view piece, const P
   if (piece.size() <= kSmallPieceBytes) {
     BytePairEncodeSmall(ranks, piece, out);
   } else {
-    BytePairEncodeTree(ranks, piece, out);
+    BytePairEncodeLong(ranks, piece, out);
   }
   if (!cache) return;
   const TokenId* ids = out->data() + first;

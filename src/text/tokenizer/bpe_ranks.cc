@@ -139,9 +139,13 @@ void BpeRanks::BuildPairs() {
   size_t capacity = 16;
   while (capacity * 3 < found.size() * 5) capacity *= 2;
   pairs_ = base::AlignedBuffer<PairEntry>(capacity, PairEntry{0, 0, kNoRank});
+  size_t filter_words = 64;
+  while (filter_words * 8 < found.size()) filter_words *= 2;
+  pair_filter_ = base::AlignedBuffer<uint64_t>(filter_words, 0);
   size_t mask = capacity - 1;
   for (const PairEntry& entry : found) {
     uint64_t key = (uint64_t{entry.left} << 32) | entry.right;
+    pair_filter_[FilterWord(key)] |= FilterBits(key);
     size_t slot = PairSlot(key) & mask;
     while (pairs_[slot].merged != kNoRank) slot = (slot + 1) & mask;
     pairs_[slot] = entry;

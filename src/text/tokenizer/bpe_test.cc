@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
+#include "base/base64.h"
 #include "testing/paths.h"
 
 namespace k3::text {
@@ -58,7 +60,78 @@ TEST(BpeRanksTest, RejectsBrokenFilesNamingTheLine) {
   EXPECT_FALSE(BpeRanks::Parse("").ok());
 }
 
-TEST(BpeTest, SmallTreeAndNaiveAgreeOnRandomPieces) {
+// A vocabulary of the 256 single bytes plus `tokens` at ranks 256, 257, ... in the order given.
+BpeRanks SyntheticRanks(const std::vector<std::string>& tokens) {
+  std::string file;
+  for (int b = 0; b < 256; ++b)
+    file +=
+        base::Base64Encode(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+  for (size_t i = 0; i < tokens.size(); ++i)
+    file += base::Base64Encode(tokens[i]) + " " + std::to_string(256 + i) + "\n";
+  return BpeRanks::Parse(file).value();
+}
+
+std::vector<TokenId> Long(const BpeRanks& ranks, std::string_view piece, bool* used_tree) {
+  std::vector<TokenId> ids;
+  BytePairEncodeLong(ranks, piece, &ids, used_tree);
+  return ids;
+}
+
+std::vector<TokenId> Tree(const BpeRanks& ranks, std::string_view piece) {
+  std::vector<TokenId> ids;
+  BytePairEncodeTree(ranks, piece, &ids);
+  return ids;
+}
+
+// "bcb" ranks below "bc": merging "bc" can create a pair of lower rank, which must go first.
+TEST(BpeTest, LowerRankCreatedByAMergeGoesFirst) {
+  const BpeRanks ranks = SyntheticRanks({"bcb", "bc"});
+  bool used_tree = true;
+  // Tiktoken: "bc"(257) at 0, then ("bc","b") = "bcb"(256) before the second "bc" can form.
+  EXPECT_EQ(Long(ranks, "bcbc", &used_tree), (std::vector<TokenId>{256, 'c'}));
+  EXPECT_FALSE(used_tree);
+  EXPECT_EQ(Long(ranks, "bcbc", nullptr), NaiveMerge(ranks, "bcbc"));
+}
+
+// Every "bc" merge creates a lower-rank pair: batching would requeue the rest of the rank each
+// time (quadratic), so the piece goes to the tree, with the same result.
+TEST(BpeTest, InputsThatDefeatBatchingFallBackToTheTree) {
+  const BpeRanks ranks = SyntheticRanks({"bcb", "bc"});
+  std::string piece;
+  for (int i = 0; i < 20000; ++i) piece += "bc";
+  bool used_tree = false;
+  std::vector<TokenId> ids = Long(ranks, piece, &used_tree);
+  EXPECT_TRUE(used_tree);
+  EXPECT_EQ(ids, Tree(ranks, piece));
+  EXPECT_EQ(Long(ranks, piece.substr(0, 400), nullptr), NaiveMerge(ranks, piece.substr(0, 400)));
+}
+
+// Random vocabularies over a 3-letter alphabet with random ranks have many tokens whose splits
+// rank above them, the case the batching must get right.
+TEST(BpeTest, LongTreeAndNaiveAgreeOnRandomVocabularies) {
+  std::mt19937 rng(11);
+  auto random_text = [&](size_t length) {
+    std::string text;
+    for (size_t i = 0; i < length; ++i) text += static_cast<char>('a' + rng() % 3);
+    return text;
+  };
+  for (int vocab = 0; vocab < 60; ++vocab) {
+    std::vector<std::string> tokens;
+    for (int t = 0; t < 40; ++t) {
+      std::string token = random_text(2 + rng() % 4);
+      if (std::find(tokens.begin(), tokens.end(), token) == tokens.end()) tokens.push_back(token);
+    }
+    const BpeRanks ranks = SyntheticRanks(tokens);
+    for (int round = 0; round < 20; ++round) {
+      const std::string piece = random_text(2 + rng() % 300);
+      const std::vector<TokenId> naive = NaiveMerge(ranks, piece);
+      ASSERT_EQ(Long(ranks, piece, nullptr), naive) << "vocabulary " << vocab << ": " << piece;
+      ASSERT_EQ(Tree(ranks, piece), naive) << "vocabulary " << vocab << ": " << piece;
+    }
+  }
+}
+
+TEST(BpeTest, SmallLongAndNaiveAgreeOnRandomPieces) {
   const BpeRanks& ranks = KimiRanks();
   std::mt19937 rng(3);
   const std::string alphabet = "aeinrst ETAO_-.0123\xC3\xA9\xE4\xB8\xAD";
@@ -66,14 +139,15 @@ TEST(BpeTest, SmallTreeAndNaiveAgreeOnRandomPieces) {
     std::string piece;
     size_t length = 2 + rng() % 60;
     for (size_t i = 0; i < length; ++i) piece += alphabet[rng() % alphabet.size()];
-    std::vector<TokenId> small, tree;
-    BytePairEncodeTree(ranks, piece, &tree);
+    std::vector<TokenId> small;
+    const std::vector<TokenId> long_ids = Long(ranks, piece, nullptr);
+    ASSERT_EQ(long_ids, Tree(ranks, piece)) << piece;
     if (piece.size() <= kMaxSmallPieceBytes) {
       BytePairEncodeSmall(ranks, piece, &small);
-      ASSERT_EQ(small, tree) << piece;
+      ASSERT_EQ(small, long_ids) << piece;
     }
     if (round % 10 == 0) {
-      ASSERT_EQ(tree, NaiveMerge(ranks, piece)) << piece;
+      ASSERT_EQ(long_ids, NaiveMerge(ranks, piece)) << piece;
     }
   }
 }
@@ -88,10 +162,11 @@ TEST(BpeTest, LongPieceIsExactAndRoundTrips) {
   std::string back;
   for (TokenId id : ids) back += ranks.Bytes(id);
   EXPECT_EQ(back, piece);
-  std::vector<TokenId> naive_prefix = NaiveMerge(ranks, piece.substr(0, 3000));
-  std::vector<TokenId> tree_prefix;
-  BytePairEncodeTree(ranks, piece.substr(0, 3000), &tree_prefix);
-  EXPECT_EQ(tree_prefix, naive_prefix);
+  bool used_tree = true;
+  EXPECT_EQ(ids, Long(ranks, piece, &used_tree));
+  EXPECT_FALSE(used_tree);
+  EXPECT_EQ(ids, Tree(ranks, piece));
+  EXPECT_EQ(Long(ranks, piece.substr(0, 3000), nullptr), NaiveMerge(ranks, piece.substr(0, 3000)));
 }
 
 }  // namespace
