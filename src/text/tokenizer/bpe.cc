@@ -134,6 +134,22 @@ bool IsLookedUp(const BpeRanks& ranks, size_t size) {
 }
 }  // namespace
 
+namespace {
+bool IsMid(size_t size) {
+  return size >= PieceCache::kMinMidPieceBytes && size <= PieceCache::kMaxMidPieceBytes;
+}
+
+// Remembers a merged piece in the thread's short or mid table, else in the per-call cache.
+void Memoise(std::string_view piece, uint64_t hash, const TokenId* ids, size_t count,
+             PieceCache* cache) {
+  if (piece.size() <= PieceCache::kMaxShortPieceBytes &&
+      cache->InsertShort(BpeRanks::Prefix8(piece), piece.size(), ids, count))
+    return;
+  if (IsMid(piece.size()) && cache->InsertMid(PieceCache::MidKeyOf(piece), ids, count)) return;
+  cache->Insert(hash, piece, ids, count);
+}
+}  // namespace
+
 PreparedPiece PrepareBytePairEncode(const BpeRanks& ranks, std::string_view piece,
                                     const PieceCache* cache) {
   PreparedPiece prep;
@@ -142,6 +158,7 @@ PreparedPiece PrepareBytePairEncode(const BpeRanks& ranks, std::string_view piec
     prep.cached = cache->LookupShort(BpeRanks::Prefix8(piece), piece.size());
     if (prep.cached.count != 0) return prep;
   }
+  if (cache && IsMid(piece.size())) cache->PrefetchMid(PieceCache::MidKeyOf(piece));
   prep.hash = BpeRanks::HashBytes(piece);
   ranks.PrefetchFind(prep.hash);
   if (cache) cache->Prefetch(prep.hash);
@@ -162,9 +179,9 @@ void FinishBytePairEncode(const BpeRanks& ranks, std::string_view piece, const P
     BytePairEncodeLong(ranks, piece, out);  // a long run: neither a token nor worth memoising
     return;
   }
+  if (cache && IsMid(piece.size()) && cache->LookupMid(PieceCache::MidKeyOf(piece), out)) return;
   if (TokenId whole = ranks.Find(piece, prep.hash); whole != kNoRank) {
-    if (cache && piece.size() <= PieceCache::kMaxShortPieceBytes)
-      cache->InsertShort(BpeRanks::Prefix8(piece), piece.size(), &whole, 1);
+    if (cache) Memoise(piece, prep.hash, &whole, 1, cache);
     out->push_back(whole);
     return;
   }
@@ -175,12 +192,7 @@ void FinishBytePairEncode(const BpeRanks& ranks, std::string_view piece, const P
   } else {
     BytePairEncodeLong(ranks, piece, out);
   }
-  if (!cache) return;
-  const TokenId* ids = out->data() + first;
-  const size_t count = out->size() - first;
-  const bool short_cached = piece.size() <= PieceCache::kMaxShortPieceBytes &&
-                            cache->InsertShort(BpeRanks::Prefix8(piece), piece.size(), ids, count);
-  if (!short_cached) cache->Insert(prep.hash, piece, ids, count);
+  if (cache) Memoise(piece, prep.hash, out->data() + first, out->size() - first, cache);
 }
 
 void BytePairEncode(const BpeRanks& ranks, std::string_view piece, std::vector<TokenId>* out,

@@ -4,21 +4,25 @@
 
 namespace k3::text {
 
-PieceCache::ShortSlot* PieceCache::ThreadShortTable(uint64_t vocabulary_id) {
-  struct Table {
+PieceCache::ThreadTables PieceCache::ThreadTablesFor(uint64_t vocabulary_id) {
+  struct Tables {
     uint64_t vocabulary_id = 0;  // BpeRanks::instance_id() of the cached ids; 0 = none yet
-    std::vector<ShortSlot> slots = std::vector<ShortSlot>(size_t{1} << kLog2ShortSlots);
+    std::vector<ShortSlot> short_slots = std::vector<ShortSlot>(size_t{1} << kLog2ShortSlots);
+    std::vector<MidSlot> mid_slots = std::vector<MidSlot>(size_t{1} << kLog2MidSlots);
   };
-  thread_local Table table;
-  if (table.vocabulary_id != vocabulary_id) {
-    std::fill(table.slots.begin(), table.slots.end(), ShortSlot{});
-    table.vocabulary_id = vocabulary_id;
+  thread_local Tables tables;
+  if (tables.vocabulary_id != vocabulary_id) {
+    std::fill(tables.short_slots.begin(), tables.short_slots.end(), ShortSlot{});
+    std::fill(tables.mid_slots.begin(), tables.mid_slots.end(), MidSlot{});
+    tables.vocabulary_id = vocabulary_id;
   }
-  return table.slots.data();
+  return {tables.short_slots.data(), tables.mid_slots.data()};
 }
 
-PieceCache::PieceCache(size_t text_bytes, const BpeRanks& ranks)
-    : short_slots_(ThreadShortTable(ranks.instance_id())) {
+PieceCache::PieceCache(size_t text_bytes, const BpeRanks& ranks) {
+  const ThreadTables tables = ThreadTablesFor(ranks.instance_id());
+  short_slots_ = tables.short_slots;
+  mid_slots_ = tables.mid_slots;
   size_t num_slots = 256;
   while (num_slots < 65536 && num_slots * 32 < text_bytes) num_slots *= 2;
   slots_.resize(num_slots);

@@ -35,7 +35,8 @@ std::vector<TokenId> EncodeOnFreshThread(const Tokenizer& tokenizer, std::string
 TEST(PieceCacheTest, ThreadTableNeverMixesVocabularies) {
   const Tokenizer& kimi = testing::KimiTokenizer("k25");
   auto tiny = Tokenizer::FromTiktoken(TinyRanks(), {}, TokenizerOptions{}).value();
-  const std::string text = "hello hello world xyzw xyzw hello";
+  // " hellohello" (11 bytes) goes through the mid table, the shorter words the short one.
+  const std::string text = "hello hello world xyzw xyzw hello hellohello hellohello";
   const std::vector<TokenId> kimi_ids = EncodeOnFreshThread(kimi, text);
   // On one thread: Kimi fills the table, the tiny vocabulary must not see its entries, and Kimi
   // must not see the tiny ones afterwards.
@@ -43,10 +44,13 @@ TEST(PieceCacheTest, ThreadTableNeverMixesVocabularies) {
   const std::vector<TokenId> tiny_ids = tiny->Encode(text, SpecialMode::kNone).value();
   const std::vector<TokenId> hello = {258, 'o'};
   std::vector<TokenId> want = hello;
-  for (std::string_view word : {" hello", " world", " xyzw", " xyzw", " hello"}) {
+  for (std::string_view word :
+       {" hello", " world", " xyzw", " xyzw", " hello", " hellohello", " hellohello"}) {
     if (word == " hello") {
       want.push_back(' ');
       want.insert(want.end(), hello.begin(), hello.end());
+    } else if (word == " hellohello") {
+      want.insert(want.end(), {' ', 258, 'o', 258, 'o'});
     } else {
       want.insert(want.end(), word.begin(), word.end());  // no merges: one id per byte
     }
@@ -86,6 +90,24 @@ TEST(PieceCacheTest, ShortTableKeepsUpToThreeIdsAndDeclinesMore) {
   EXPECT_EQ(cache.LookupShort(key, 6).count, 0u);  // same bytes, other length: another piece
   EXPECT_FALSE(cache.InsertShort(BpeRanks::Prefix8("abcd"), 4, four, 4));
   EXPECT_EQ(cache.LookupShort(BpeRanks::Prefix8("abcd"), 4).count, 0u);
+}
+
+TEST(PieceCacheTest, MidTableKeysOnBothEndsAndTheLength) {
+  const BpeRanks ranks = BpeRanks::Parse(TinyRanks()).value();
+  PieceCache cache(1000, ranks);
+  const TokenId ten[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const TokenId eleven[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  // Same first and last 8 bytes, different middle: 16 vs 15 bytes, so the length tells them apart.
+  const std::string a = "abcdefghXbcdefgh", b = "abcdefghbcdefgh";
+  ASSERT_TRUE(cache.InsertMid(PieceCache::MidKeyOf(a), ten, 10));
+  std::vector<TokenId> got;
+  ASSERT_TRUE(cache.LookupMid(PieceCache::MidKeyOf(a), &got));
+  EXPECT_EQ(got, std::vector<TokenId>(ten, ten + 10));
+  EXPECT_FALSE(cache.LookupMid(PieceCache::MidKeyOf(b), &got));
+  EXPECT_FALSE(cache.LookupMid(PieceCache::MidKeyOf("abcdefghXbcdefgX"), &got));
+  EXPECT_FALSE(cache.InsertMid(PieceCache::MidKeyOf("123456789"), eleven, 11));
+  EXPECT_FALSE(cache.LookupMid(PieceCache::MidKeyOf("123456789"), &got));
+  EXPECT_EQ(got.size(), 10u);  // misses append nothing
 }
 
 }  // namespace
