@@ -23,6 +23,11 @@ struct BenchFlags {
   std::string node = "node";
   std::string json_out;
   int repeats = 3;
+  // Pause between the node peers and k3's own measurements (see RunBench).
+  int settle_seconds = 20;
+  // Warm runs continue until both `repeats` runs and this much time are spent (k3 and peers
+  // alike), so a short encode is not judged on a few milliseconds of a noisy machine.
+  int min_warm_ms = 500;
   bool quick = false;
   bool no_peers = false;
   bool keep_inputs = false;
@@ -49,7 +54,7 @@ std::pair<double, std::vector<text::TokenId>> TimeEncode(const text::Tokenizer& 
                                                          base::ThreadPool* pool);
 // One cold encode, then the best of `repeats` warm ones.
 Measurement MeasureOurs(const text::Tokenizer& tokenizer, const std::string& text,
-                        base::ThreadPool* pool, int repeats);
+                        base::ThreadPool* pool, int repeats, int min_warm_ms = 0);
 std::string ReadText(const std::string& path);
 // "yes" when both produced the same ids, "NO" when not, "-" when the peer is missing.
 std::string Match(const Measurement& ours, const Measurement& peer);

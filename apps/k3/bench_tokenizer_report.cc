@@ -74,8 +74,8 @@ int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& i
       {"input", "k3 MB/s", "wasm MB/s", "HF MB/s", "x wasm", "x HF", "same ids", "k3 1 MB ms"});
   for (size_t i = 0; i < in.patho.size(); ++i) {
     std::string small = ReadText(in.patho_small_files[i]);
-    Measurement ours = MeasureOurs(kimi, small, one, flags.repeats);
-    Measurement whole = MeasureOurs(kimi, in.patho[i].text, one, 1);
+    Measurement ours = MeasureOurs(kimi, small, one, flags.repeats, flags.min_warm_ms);
+    Measurement whole = MeasureOurs(kimi, in.patho[i].text, one, 1, flags.min_warm_ms);
     Measurement wasm = peer("tiktoken-wasm/kimi", in.patho_small_files[i]);
     Measurement hf = peer("hf-tokenizers/kimi", in.patho_small_files[i]);
     patho.Row({in.patho[i].name, Fixed(ours.WarmMBps()),
@@ -86,7 +86,8 @@ int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& i
                Match(ours, wasm) + "/" + Match(ours, hf), Fixed(whole.WarmMs())});
     if (i == 0) {
       (*report)["nows_1mb_ms"] = whole.WarmMs();
-      (*report)["nows_1mb_all_threads_ms"] = MeasureOurs(kimi, in.patho[i].text, all, 2).WarmMs();
+      (*report)["nows_1mb_all_threads_ms"] =
+          MeasureOurs(kimi, in.patho[i].text, all, 2, flags.min_warm_ms).WarmMs();
     }
   }
   patho.Print();
@@ -107,8 +108,10 @@ int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& i
                  "x tiktoken-node 1T", "x HF 1T", "same ids"});
     for (size_t i = 1; i < in.mixed_a.size(); ++i) {
       const std::string& file = in.mixed_a_files[i];
-      Measurement ours1 = MeasureOurs(**cl, in.mixed_a[i].text, one, flags.repeats);
-      Measurement ours_all = MeasureOurs(**cl, in.mixed_a[i].text, all, flags.repeats);
+      Measurement ours1 =
+          MeasureOurs(**cl, in.mixed_a[i].text, one, flags.repeats, flags.min_warm_ms);
+      Measurement ours_all =
+          MeasureOurs(**cl, in.mixed_a[i].text, all, flags.repeats, flags.min_warm_ms);
       Measurement wasm = peer("tiktoken-wasm/cl100k_base", file);
       Measurement native = peer("tiktoken-node/cl100k_base", file);
       Measurement hf = peer("hf-tokenizers/cl100k_base", file);
