@@ -132,9 +132,7 @@ namespace {
 bool IsLookedUp(const BpeRanks& ranks, size_t size) {
   return size > 1 && (size <= kMaxCachedPieceBytes || size <= ranks.max_token_bytes());
 }
-}  // namespace
 
-namespace {
 bool IsMid(size_t size) {
   return size >= PieceCache::kMinMidPieceBytes && size <= PieceCache::kMaxMidPieceBytes;
 }

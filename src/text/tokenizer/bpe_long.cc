@@ -67,7 +67,7 @@ class LongMerge {
         MergeAscending(&s_.by_rank[begin], s_.group_end[group] - begin, initial);
         begin = s_.group_end[group++];
       } else if (queued != kNone) {
-        s_.queue.TakeLowest(&s_.batch);
+        s_.queue.Take(queued, &s_.batch);
         SortPositions(&s_.batch);
         MergeAscending(s_.batch.data(), s_.batch.size(), queued);
       } else {

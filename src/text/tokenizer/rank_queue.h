@@ -34,13 +34,13 @@ class RankQueue {
   void Push(uint32_t rank, uint32_t position) {
     uint64_t& word = bits_[rank >> 6];
     const uint64_t bit = uint64_t{1} << (rank & 63);
-    uint32_t link = (word & bit) ? heads_[rank] : kNone;
-    if (!(word & bit)) {
+    const bool listed = word & bit;
+    if (!listed) {
       word |= bit;
       summary_[rank >> 12] |= uint64_t{1} << ((rank >> 6) & 63);
     }
-    heads_[rank] = static_cast<uint32_t>(entries_.size());
-    entries_.push_back({position, link});
+    entries_.push_back({position, listed ? heads_[rank] : kNone});
+    heads_[rank] = static_cast<uint32_t>(entries_.size() - 1);
     if (rank < lowest_) lowest_ = rank;
     empty_ = false;
   }
@@ -56,22 +56,16 @@ class RankQueue {
     return rank;
   }
 
-  // Moves the positions of the lowest non-empty rank into `positions` (replacing its contents;
-  // newest first, stale entries included) and returns that rank, or kNone when the queue is empty.
-  uint32_t TakeLowest(std::vector<uint32_t>* positions) {
+  // Moves the positions of `rank`, which LowestRank() just returned, into `positions` (replacing
+  // its contents; newest first, stale entries included) and empties that rank's list.
+  void Take(uint32_t rank, std::vector<uint32_t>* positions) {
     positions->clear();
-    const uint32_t rank = LowestRank();
-    if (rank == kNone) return kNone;
     for (uint32_t e = heads_[rank]; e != kNone; e = entries_[e].next)
       positions->push_back(entries_[e].position);
     uint64_t& word = bits_[rank >> 6];
     word &= ~(uint64_t{1} << (rank & 63));
     if (word == 0) summary_[rank >> 12] &= ~(uint64_t{1} << ((rank >> 6) & 63));
-    return rank;
   }
-
-  // Entries pushed since Reset (the memory the queue holds is 8 bytes per entry).
-  size_t num_entries() const { return entries_.size(); }
 
  private:
   struct Entry {
