@@ -52,7 +52,8 @@ double NowMs();
 std::pair<double, std::vector<text::TokenId>> TimeEncode(const text::Tokenizer& tokenizer,
                                                          const std::string& text,
                                                          base::ThreadPool* pool);
-// One cold encode, then the best of `repeats` warm ones.
+// One cold encode, then the best of the warm ones: `repeats` of them, and more until
+// `min_warm_ms` is spent (only when repeats > 0).
 Measurement MeasureOurs(const text::Tokenizer& tokenizer, const std::string& text,
                         base::ThreadPool* pool, int repeats, int min_warm_ms = 0);
 std::string ReadText(const std::string& path);

@@ -271,8 +271,8 @@ int RunBench(const BenchFlags& flags) {
   };
 
   // Measured on the development VM: right after the node process that ran the peers exits, the
-  // same encode runs about 13% slower, and it is back to normal 20 s later (the kernel reclaims
-  // node's freed heap meanwhile). The peers start on a settled machine; so does k3.
+  // same encode runs about 13% slower, and it is back to normal 20 s later (likely the kernel
+  // reclaiming node's freed heap). The peers start on a settled machine; so does k3.
   if (!peers.empty() && flags.settle_seconds > 0) {
     K3_LOG(kInfo) << "letting the machine settle for " << flags.settle_seconds
                   << " s after the peers (--settle-seconds)";
