@@ -8,7 +8,8 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 packages=(
-  g++ cmake ninja-build python3            # build
+  g++ cmake ninja-build python3 ccache     # build
+  universal-ctags                          # tools/check_sizes.py: function lengths
   python3-numpy                            # reference/: the float64 model reference
   python3-jsonschema                       # tests/structured: the independent schema validator
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks

@@ -122,13 +122,13 @@ double DecodeTokensPerSecond(const model::Model& m, int batch, int steps) {
     std::iota(pages[b].begin(), pages[b].end(), b * pages_per_seq);
     tokens[b].resize(prompt);
     for (int t = 0; t < prompt; ++t) tokens[b][t] = (b * 131 + t * 17) % c.vocab;
-    model::SequenceInput one{tokens[b], 0, b, pages[b], false};
+    model::SequenceInput one{tokens[b], 0, b, pages[b], 1};
     K3_CHECK(m.Forward({&one, 1}, {}, states, cache, &out).ok());
   }
   std::vector<int32_t> next(batch, 7);
   auto start = Clock::now();
   for (int s = 0; s < steps; ++s) {
-    for (int b = 0; b < batch; ++b) seqs[b] = {{&next[b], 1}, prompt + s, b, pages[b], false};
+    for (int b = 0; b < batch; ++b) seqs[b] = {{&next[b], 1}, prompt + s, b, pages[b], 1};
     K3_CHECK(m.Forward(seqs, {}, states, cache, &out).ok());
   }
   return batch * steps / Seconds(start);
@@ -143,7 +143,7 @@ double PrefillTokensPerSecond(const model::Model& m, int tokens) {
   std::vector<int32_t> pages(num_pages), ids(tokens);
   std::iota(pages.begin(), pages.end(), 0);
   for (int t = 0; t < tokens; ++t) ids[t] = (t * 7919) % c.vocab;
-  model::SequenceInput seq{ids, 0, 0, pages, false};
+  model::SequenceInput seq{ids, 0, 0, pages, 1};
   model::ForwardResult out;
   auto start = Clock::now();
   K3_CHECK(m.Forward({&seq, 1}, {}, states, cache, &out).ok());

@@ -38,16 +38,11 @@ base::Status K3ModelRunner::Forward(std::span<const RunnerSequence> batch,
   if (!states_) return base::Internal("Forward before AllocateCache");
   inputs_.clear();
   for (const RunnerSequence& s : batch) {
-    inputs_.push_back({s.tokens, s.start_position, s.state_slot, s.blocks, false});
+    inputs_.push_back(
+        {s.tokens, s.start_position, s.state_slot, s.blocks, s.need_logits ? 1 : 0});
   }
   K3_RETURN_IF_ERROR(model_->Forward(inputs_, options_, *states_, *cache_, &result_));
-  const int64_t vocab = model_->config().vocab;
-  logits->clear();
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (!batch[i].need_logits) continue;
-    const float* row = result_.logits.data() + static_cast<int64_t>(i) * vocab;
-    logits->insert(logits->end(), row, row + vocab);
-  }
+  logits->assign(result_.logits.begin(), result_.logits.end());  // one row per need_logits
   return base::Status::Ok();
 }
 

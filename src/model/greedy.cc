@@ -27,7 +27,7 @@ base::Result<GreedyResult> GreedyGenerate(const Model& model, std::span<const in
 
   GreedyResult result;
   ForwardResult forward;
-  SequenceInput seq{prompt, 0, 0, pages, false};
+  SequenceInput seq{prompt, 0, 0, pages, 1};
   auto start = Clock::now();
   int64_t position = 0;
   for (int step = 0; step < options.max_tokens; ++step) {

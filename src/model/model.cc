@@ -73,6 +73,10 @@ base::Status Model::Validate(std::span<const SequenceInput> batch, const KdaStat
       }
     }
     if (s.start_position < 0) return base::InvalidArgument(which + "negative start position");
+    if (s.num_logit_rows < 0 || s.num_logit_rows > static_cast<int64_t>(s.tokens.size())) {
+      return base::InvalidArgument(which + "num_logit_rows " + std::to_string(s.num_logit_rows) +
+                                   " outside [0, " + std::to_string(s.tokens.size()) + "]");
+    }
     if (config_.num_kda_layers() > 0 && (s.state_slot < 0 || s.state_slot >= states.num_slots())) {
       return base::InvalidArgument(which + "state slot " + std::to_string(s.state_slot) +
                                    " out of range");
@@ -172,8 +176,7 @@ base::Status Model::Forward(std::span<const SequenceInput> batch, const ForwardO
   std::vector<float> selected;
   result->router_min_gap.clear();
   for (size_t i = 0; i < batch.size(); ++i) {
-    const int64_t first =
-        batch[i].all_logits ? seqs[i].row_begin : seqs[i].row_begin + seqs[i].rows - 1;
+    const int64_t first = seqs[i].row_begin + seqs[i].rows - batch[i].num_logit_rows;
     for (int64_t r = first; r < seqs[i].row_begin + seqs[i].rows; ++r) {
       selected.insert(selected.end(), h.begin() + r * d, h.begin() + (r + 1) * d);
       result->router_min_gap.push_back(gaps[r]);

@@ -26,13 +26,15 @@ struct SequenceInput {
   int64_t start_position = 0;       // tokens of this sequence already in its slot and pages
   int state_slot = 0;
   std::span<const int32_t> pages;  // MLA cache pages covering [0, start_position + tokens)
-  bool all_logits = false;         // logits for every new token, else only for the last
+  // Logit rows wanted: those of the last num_logit_rows new tokens, in [0, tokens.size()]. Rows
+  // not asked for skip the final norm and lm_head (a mid-prompt chunk asks for none).
+  int64_t num_logit_rows = 1;
 };
 
 struct ForwardResult {
-  std::vector<float> logits;          // [rows, vocab], sequences in batch order
+  std::vector<float> logits;          // [rows, vocab]: the logit rows asked for, in batch order
   std::vector<float> router_min_gap;  // [rows]: smallest top-k selection margin over MoE layers
-  int64_t rows = 0;
+  int64_t rows = 0;                   // logit rows
 };
 
 class Model {

@@ -35,7 +35,7 @@ class ConsistencyTest : public ::testing::TestWithParam<std::string> {
     std::vector<float> logits;
     int64_t pos = 0;
     for (int n : piece_sizes) {
-      SequenceInput seq{{prompt_.data() + pos, static_cast<size_t>(n)}, pos, 1, pages, true};
+      SequenceInput seq{{prompt_.data() + pos, static_cast<size_t>(n)}, pos, 1, pages, n};
       ForwardResult out;
       EXPECT_TRUE(model_->Forward({&seq, 1}, opt, states, cache, &out).ok());
       logits.insert(logits.end(), out.logits.begin(), out.logits.end());
@@ -86,7 +86,7 @@ TEST_P(ConsistencyTest, BatchedSequencesEqualEachAlone) {
     KdaStatePool states(c, 1);
     MlaCache cache(c, 4, 16);
     std::vector<int32_t> pages = {0, 1, 2, 3};
-    SequenceInput seq{ids, 0, 0, pages, true};
+    SequenceInput seq{ids, 0, 0, pages, static_cast<int64_t>(ids.size())};
     ForwardResult out;
     EXPECT_TRUE(model_->Forward({&seq, 1}, opt, states, cache, &out).ok());
     return out.logits;
@@ -94,7 +94,8 @@ TEST_P(ConsistencyTest, BatchedSequencesEqualEachAlone) {
   KdaStatePool states(c, 3);
   MlaCache cache(c, 8, 16);
   std::vector<int32_t> pages_a = {6, 1}, pages_b = {0, 3, 5};
-  SequenceInput batch[2] = {{a, 0, 2, pages_a, true}, {b, 0, 0, pages_b, true}};
+  SequenceInput batch[2] = {{a, 0, 2, pages_a, static_cast<int64_t>(a.size())},
+                            {b, 0, 0, pages_b, static_cast<int64_t>(b.size())}};
   ForwardResult out;
   ASSERT_TRUE(model_->Forward(batch, opt, states, cache, &out).ok());
   std::vector<float> expected = alone(a), second = alone(b);
@@ -110,7 +111,7 @@ TEST_P(ConsistencyTest, BadInputIsRefused) {
   std::vector<int32_t> pages = {0, 1};
   ForwardResult out;
   std::vector<int32_t> bad_id = {1, c.vocab};
-  SequenceInput seq{bad_id, 0, 0, pages, false};
+  SequenceInput seq{bad_id, 0, 0, pages, 1};
   EXPECT_EQ(model_->Forward({&seq, 1}, {}, states, cache, &out).code(),
             base::StatusCode::kOutOfRange);
   std::vector<int32_t> long_prompt(40, 1);

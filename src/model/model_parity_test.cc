@@ -42,7 +42,7 @@ class ParityTest : public ::testing::TestWithParam<std::string> {
     KdaStatePool states(c, 1);
     MlaCache cache(c, 4, 64);
     std::vector<int32_t> pages = {0, 1, 2, 3};
-    SequenceInput seq{prompt, 0, 0, pages, true};
+    SequenceInput seq{prompt, 0, 0, pages, static_cast<int64_t>(prompt.size())};
     ForwardResult out;
     base::Status status = model_->Forward({&seq, 1}, options, states, cache, &out);
     EXPECT_TRUE(status.ok()) << status.ToString();
