@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "engine/local_executor.h"
 
 namespace k3::engine {
 namespace {
@@ -13,25 +14,28 @@ double Now() {
 
 }  // namespace
 
+base::Result<std::unique_ptr<Engine>> Engine::Create(std::unique_ptr<Executor> executor,
+                                                     const EngineConfig& config,
+                                                     cache::KvEventChannel* events) {
+  K3_ASSIGN_OR_RETURN(auto core, EngineCore::Create(std::move(executor), config, events));
+  K3_LOG(kInfo) << "cache: " << core->scheduler().layout().ToString();
+  return std::unique_ptr<Engine>(new Engine(std::move(core), config));
+}
+
 base::Result<std::unique_ptr<Engine>> Engine::Create(std::unique_ptr<ModelRunner> runner,
                                                      const EngineConfig& config,
                                                      cache::KvEventChannel* events) {
-  K3_ASSIGN_OR_RETURN(CacheLayout layout, PlanCache(config, runner->info()));
-  K3_RETURN_IF_ERROR(runner->AllocateCache(layout.num_blocks, layout.block_size,
-                                           layout.running_slots + layout.checkpoint_slots));
-  K3_LOG(kInfo) << "cache: " << layout.ToString();
-  return std::unique_ptr<Engine>(new Engine(std::move(runner), config, layout, events));
+  return Create(std::make_unique<LocalExecutor>(std::move(runner)), config, events);
 }
 
-Engine::Engine(std::unique_ptr<ModelRunner> runner, const EngineConfig& config, CacheLayout layout,
-               cache::KvEventChannel* events)
-    : runner_(std::move(runner)),
+Engine::Engine(std::unique_ptr<EngineCore> core, const EngineConfig& config)
+    : core_(std::move(core)),
+      scheduler_(core_->scheduler()),
       config_(config),
-      layout_(layout),
-      info_(runner_->info()),
-      scheduler_(runner_.get(), config, layout, events) {
-  metrics_.num_blocks = layout.num_blocks;
-  metrics_.checkpoint_slots = layout.checkpoint_slots;
+      layout_(scheduler_.layout()),
+      info_(core_->info()) {
+  metrics_.num_blocks = layout_.num_blocks;
+  metrics_.checkpoint_slots = layout_.checkpoint_slots;
 }
 
 Engine::~Engine() {
@@ -137,7 +141,7 @@ void Engine::DrainInbox() {
 }
 
 base::Status Engine::StepOnce() {
-  base::Status status = scheduler_.Step();
+  base::Status status = core_->Step();
   const StepStats& step = scheduler_.last_step();
   const SchedulerCounters counters = scheduler_.counters();
   const double now = Now();

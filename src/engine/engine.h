@@ -1,7 +1,7 @@
-// The serving engine: a Scheduler driven by one background thread, fed through a thread-safe
-// inbox. Submit and Cancel may be called from any thread; outputs arrive through each request's
-// callback on the engine thread. Without Start() the caller drives steps (RunUntilIdle), which is
-// what benchmarks and tests do.
+// The serving engine: an EngineCore (scheduler + executor) driven by one background thread, fed
+// through a thread-safe inbox. Submit and Cancel may be called from any thread; outputs arrive
+// through each request's callback on the engine thread. Without Start() the caller drives steps
+// (RunUntilIdle), which is what benchmarks and tests do.
 #pragma once
 
 #include <atomic>
@@ -15,8 +15,9 @@
 #include "base/result.h"
 #include "cache/kv_events.h"
 #include "engine/engine_config.h"
+#include "engine/engine_core.h"
+#include "engine/executor.h"
 #include "engine/model_runner.h"
-#include "engine/scheduler.h"
 
 namespace k3::engine {
 
@@ -33,7 +34,11 @@ struct EngineMetrics {
 
 class Engine {
  public:
-  // Plans the cache (PlanCache), allocates it in the runner and logs the layout.
+  // Plans the cache (PlanCache), allocates it in the executor and logs the layout.
+  static base::Result<std::unique_ptr<Engine>> Create(std::unique_ptr<Executor> executor,
+                                                      const EngineConfig& config,
+                                                      cache::KvEventChannel* events = nullptr);
+  // The same over an in-process model (a LocalExecutor around `runner`).
   static base::Result<std::unique_ptr<Engine>> Create(std::unique_ptr<ModelRunner> runner,
                                                       const EngineConfig& config,
                                                       cache::KvEventChannel* events = nullptr);
@@ -41,7 +46,6 @@ class Engine {
 
   const CacheLayout& layout() const { return layout_; }
   const RunnerInfo& info() const { return info_; }
-  ModelRunner& runner() { return *runner_; }
 
   // Validates the request now (INVALID_ARGUMENT, RESOURCE_EXHAUSTED when the queue is full) and
   // queues it; returns its id.
@@ -57,17 +61,16 @@ class Engine {
   EngineMetrics metrics() const;
 
  private:
-  Engine(std::unique_ptr<ModelRunner> runner, const EngineConfig& config, CacheLayout layout,
-         cache::KvEventChannel* events);
+  Engine(std::unique_ptr<EngineCore> core, const EngineConfig& config);
   void Loop();
   void DrainInbox();
   base::Status StepOnce();
 
-  std::unique_ptr<ModelRunner> runner_;
+  std::unique_ptr<EngineCore> core_;  // engine thread only (after construction)
+  Scheduler& scheduler_;
   EngineConfig config_;
   CacheLayout layout_;
   RunnerInfo info_;
-  Scheduler scheduler_;  // engine thread only
 
   std::mutex inbox_mutex_;
   std::condition_variable inbox_ready_;

@@ -6,7 +6,8 @@
 // - a slot's state must be at exactly start_position (a resumed or restored sequence);
 // - two sequences of one batch may not write the same block;
 // - logits are a pseudo-random function of the hash of the whole token history, so an output is
-//   right only if every earlier step was.
+//   right only if every earlier step was;
+// - it counts the logit rows it computed (a prefill in chunks must ask for one row in all).
 #pragma once
 
 #include <cstdint>
@@ -87,7 +88,10 @@ class FakeModelRunner : public ModelRunner {
       }
       slot_hash_[s.state_slot] = h;
       slot_position_[s.state_slot] = s.start_position + static_cast<int64_t>(s.tokens.size());
-      if (s.need_logits) {
+      // Only the last row's history is tracked: a fake asked for more rows fails loudly.
+      if (s.num_logit_rows > 1) return base::Internal("fake runner: one logit row at most");
+      if (s.num_logit_rows == 1) {
+        ++logit_rows;
         logits->resize(logits->size() + vocab_);
         FakeLogits(h, vocab_, logits->data() + logits->size() - vocab_);
       }
@@ -103,6 +107,7 @@ class FakeModelRunner : public ModelRunner {
 
   int64_t forward_calls = 0;
   int64_t state_copies = 0;
+  int64_t logit_rows = 0;
 
  private:
   base::Status Check(const RunnerSequence& s, std::vector<int32_t>* written) {

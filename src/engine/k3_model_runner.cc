@@ -38,11 +38,10 @@ base::Status K3ModelRunner::Forward(std::span<const RunnerSequence> batch,
   if (!states_) return base::Internal("Forward before AllocateCache");
   inputs_.clear();
   for (const RunnerSequence& s : batch) {
-    inputs_.push_back(
-        {s.tokens, s.start_position, s.state_slot, s.blocks, s.need_logits ? 1 : 0});
+    inputs_.push_back({s.tokens, s.start_position, s.state_slot, s.blocks, s.num_logit_rows});
   }
   K3_RETURN_IF_ERROR(model_->Forward(inputs_, options_, *states_, *cache_, &result_));
-  logits->assign(result_.logits.begin(), result_.logits.end());  // one row per need_logits
+  logits->assign(result_.logits.begin(), result_.logits.end());  // num_logit_rows rows per sequence
   return base::Status::Ok();
 }
 

@@ -1,6 +1,6 @@
-// What the engine needs from a model: a batched forward over token ids with explicit state slots
-// and cache blocks, and a state copy for checkpoints. The K3 runner (k3_model_runner.h) wraps
-// k3::model; scheduler tests use a fake that checks every access.
+// What an in-process executor (local_executor.h) needs from a model: a batched forward over token
+// ids with explicit state slots and cache blocks, and a state copy for checkpoints. The K3 runner
+// (k3_model_runner.h) wraps k3::model; scheduler tests use a fake that checks every access.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ struct RunnerSequence {
   int64_t start_position = 0;       // tokens already in the slot's state and the blocks; 0 resets
   int state_slot = 0;
   std::span<const int32_t> blocks;  // cache blocks covering [0, start_position + tokens.size())
-  bool need_logits = false;         // logits of the last new token are wanted
+  int64_t num_logit_rows = 0;       // logits of the last num_logit_rows new tokens are wanted
 };
 
 struct RunnerInfo {
@@ -34,7 +34,7 @@ class ModelRunner {
   virtual RunnerInfo info() const = 0;
   // Called once before any Forward. Slots are [0, num_state_slots).
   virtual base::Status AllocateCache(int num_blocks, int block_size, int num_state_slots) = 0;
-  // `logits` gets one row of vocab_size floats per sequence with need_logits, in batch order.
+  // `logits` gets num_logit_rows rows of vocab_size floats per sequence, in batch order.
   virtual base::Status Forward(std::span<const RunnerSequence> batch,
                                std::vector<float>* logits) = 0;
   virtual void CopyState(int from_slot, int to_slot) = 0;

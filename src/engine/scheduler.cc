@@ -17,17 +17,18 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Scheduler::Scheduler(ModelRunner* runner, const EngineConfig& config, const CacheLayout& layout,
+Scheduler::Scheduler(const RunnerInfo& info, const EngineConfig& config, const CacheLayout& layout,
                      cache::KvEventChannel* events)
-    : runner_(runner),
-      config_(config),
+    : config_(config),
       layout_(layout),
-      info_(runner->info()),
-      use_checkpoints_(config.enable_prefix_caching && runner->info().has_recurrent_state),
-      cache_({.num_blocks = layout.num_blocks,
-              .block_size = layout.block_size,
-              .num_checkpoint_slots = layout.checkpoint_slots,
-              .first_checkpoint_slot = layout.running_slots},
+      info_(info),
+      cache_({.blocks = {.num_blocks = layout.num_blocks,
+                         .block_size = layout.block_size,
+                         .num_checkpoint_slots = layout.checkpoint_slots,
+                         .first_checkpoint_slot = layout.running_slots},
+              .prefix_caching = config.enable_prefix_caching,
+              .recurrent_state = info.has_recurrent_state,
+              .checkpoint_interval = config.state_checkpoint_interval},
              events) {
   for (int s = layout.running_slots - 1; s >= 0; --s) free_slots_.push_back(s);
 }
@@ -82,19 +83,13 @@ base::Status Scheduler::Add(uint64_t id, EngineRequest request) {
   for (int i = 0; i < state->params.n; ++i) {
     auto seq = std::make_unique<Sequence>();
     seq->request = state.get();
+    seq->id = next_seq_id_++;
     seq->index = i;
     seq->order = next_order_++;
     seq->tokens = state->prompt;
     seq->prompt_len = prompt;
     if (state->params.grammar) {
       seq->matcher = std::make_unique<structured::Matcher>(state->params.grammar);
-    }
-    if (state->params.repetition_penalty != 1.0) {
-      seq->penalties.prompt_tokens = state->prompt;
-      std::sort(seq->penalties.prompt_tokens.begin(), seq->penalties.prompt_tokens.end());
-      seq->penalties.prompt_tokens.erase(
-          std::unique(seq->penalties.prompt_tokens.begin(), seq->penalties.prompt_tokens.end()),
-          seq->penalties.prompt_tokens.end());
     }
     waiting_[seq->order] = seq.get();
     state->sequences.push_back(seq.get());
@@ -113,54 +108,27 @@ void Scheduler::Abort(uint64_t id) {
   for (Sequence* seq : victims) Finish(seq, FinishReason::kCancelled, NewOutput(*seq));
 }
 
-base::Status Scheduler::Step() {
+const StepPlan& Scheduler::Schedule() {
+  WaitForMasks();
+  const auto start = std::chrono::steady_clock::now();
   last_step_ = StepStats{};
-  auto start = std::chrono::steady_clock::now();
-  std::vector<Scheduled> plan = Schedule();
-  last_step_.schedule_seconds = SecondsSince(start);
-  if (plan.empty()) return base::Status::Ok();
-  ++totals_.steps;
-
-  std::vector<RunnerSequence> batch;
-  batch.reserve(plan.size());
-  for (const Scheduled& s : plan) {
-    Sequence* seq = s.seq;
-    batch.push_back({std::span(seq->tokens).subspan(seq->computed, s.tokens), seq->computed,
-                     seq->slot, seq->blocks,
-                     seq->computed + s.tokens == static_cast<int64_t>(seq->tokens.size())});
+  scheduled_.clear();
+  plan_.Clear();
+  int64_t budget = config_.max_batched_tokens;
+  ScheduleRunning(/*decodes=*/true, &budget);
+  ScheduleRunning(/*decodes=*/false, &budget);
+  if (last_step_.preempted == 0) AdmitWaiting(&budget);
+  for (const Scheduled& s : scheduled_) {
+    (s.seq->remaining() == 1 ? last_step_.decode_sequences : last_step_.prefill_sequences)++;
     last_step_.scheduled_tokens += static_cast<int>(s.tokens);
   }
-  start = std::chrono::steady_clock::now();
-  base::Status status = runner_->Forward(batch, &logits_);
-  last_step_.forward_seconds = SecondsSince(start);
-  if (!status.ok()) {
-    K3_LOG(kError) << "forward pass failed: " << status.ToString();
-    for (const Scheduled& s : plan) {
-      RequestOutput out = NewOutput(*s.seq);
-      out.error = status;
-      Finish(s.seq, FinishReason::kError, std::move(out));
-    }
-    return status;
-  }
-  start = std::chrono::steady_clock::now();
-  Update(plan, logits_);
-  last_step_.update_seconds = SecondsSince(start);
-  return base::Status::Ok();
+  WritePlan();
+  if (!plan_.empty()) ++totals_.steps;
+  last_step_.schedule_seconds = SecondsSince(start);
+  return plan_;
 }
 
-std::vector<Scheduler::Scheduled> Scheduler::Schedule() {
-  std::vector<Scheduled> plan;
-  int64_t budget = config_.max_batched_tokens;
-  ScheduleRunning(/*decodes=*/true, &budget, &plan);
-  ScheduleRunning(/*decodes=*/false, &budget, &plan);
-  if (last_step_.preempted == 0) AdmitWaiting(&budget, &plan);
-  for (const Scheduled& s : plan) {
-    (s.seq->remaining() == 1 ? last_step_.decode_sequences : last_step_.prefill_sequences)++;
-  }
-  return plan;
-}
-
-void Scheduler::ScheduleRunning(bool decodes, int64_t* budget, std::vector<Scheduled>* plan) {
+void Scheduler::ScheduleRunning(bool decodes, int64_t* budget) {
   std::vector<Sequence*> candidates;
   for (auto& [order, seq] : running_) {
     if ((seq->remaining() == 1) == decodes) candidates.push_back(seq);
@@ -168,10 +136,11 @@ void Scheduler::ScheduleRunning(bool decodes, int64_t* budget, std::vector<Sched
   for (Sequence* seq : candidates) {
     if (*budget == 0) return;
     if (seq->state != SequenceState::kRunning) continue;  // preempted earlier in this loop
-    const int64_t n = ChunkEnd(seq, std::min(seq->remaining(), *budget));
+    const int64_t n =
+        cache_.AlignChunk(seq->view(), seq->computed, std::min(seq->remaining(), *budget));
     bool fits = true;
     while (!EnsureBlocks(seq, seq->computed + n)) {
-      Sequence* victim = NewestUnscheduled(*plan);
+      Sequence* victim = NewestUnscheduled();
       Preempt(victim);
       if (victim == seq) {
         fits = false;
@@ -179,12 +148,12 @@ void Scheduler::ScheduleRunning(bool decodes, int64_t* budget, std::vector<Sched
       }
     }
     if (!fits) continue;
-    plan->push_back({seq, n});
+    scheduled_.push_back({seq, n});
     *budget -= n;
   }
 }
 
-void Scheduler::AdmitWaiting(int64_t* budget, std::vector<Scheduled>* plan) {
+void Scheduler::AdmitWaiting(int64_t* budget) {
   std::vector<Sequence*> candidates;
   for (auto& [order, seq] : waiting_) candidates.push_back(seq);
   for (Sequence* seq : candidates) {
@@ -192,31 +161,27 @@ void Scheduler::AdmitWaiting(int64_t* budget, std::vector<Scheduled>* plan) {
     if (free_slots_.empty()) return;
     // Siblings of an n > 1 request wait for sequence 0 to cache the prompt, then hit it.
     if (seq->index > 0 && config_.enable_prefix_caching && !seq->request->prompt_cached) continue;
-    if (!Admit(seq, *budget, plan)) return;
-    *budget -= plan->back().tokens;
+    if (!Admit(seq, *budget)) return;
+    *budget -= scheduled_.back().tokens;
   }
 }
 
-bool Scheduler::Admit(Sequence* seq, int64_t budget, std::vector<Scheduled>* plan) {
+bool Scheduler::Admit(Sequence* seq, int64_t budget) {
   seq->slot = free_slots_.back();
   free_slots_.pop_back();
-  cache::PrefixMatch match;
-  if (config_.enable_prefix_caching) {
-    EnsureHashes(seq, seq->tokens.size() / layout_.block_size);
-    match = cache_.Lookup(seq->hashes, static_cast<int64_t>(seq->tokens.size()) - 1,
-                          info_.has_recurrent_state);
-    cache_.Acquire(match);
-  }
+  const cache::PrefixMatch match = cache_.AcquirePrefix(seq->view());
   seq->blocks.assign(match.blocks.begin(), match.blocks.end());
   seq->committed = match.blocks.size();
   seq->computed = match.tokens;
-  const int64_t n = ChunkEnd(seq, std::min(seq->remaining(), budget));
+  const int64_t n =
+      cache_.AlignChunk(seq->view(), seq->computed, std::min(seq->remaining(), budget));
   if (!EnsureBlocks(seq, seq->computed + n)) {
     ReleaseResources(seq);
     return false;
   }
+  // The state after the hit comes from its checkpoint, before the step's forward pass.
   if (match.tokens > 0 && info_.has_recurrent_state) {
-    runner_->CopyState(match.checkpoint_slot, seq->slot);
+    plan_.copies_before.push_back({match.checkpoint_slot, seq->slot});
   }
   if (!seq->admitted_once) {
     seq->admitted_once = true;
@@ -227,32 +192,8 @@ bool Scheduler::Admit(Sequence* seq, int64_t budget, std::vector<Scheduled>* pla
   waiting_.erase(seq->order);
   running_[seq->order] = seq;
   seq->state = SequenceState::kRunning;
-  plan->push_back({seq, n});
+  scheduled_.push_back({seq, n});
   return true;
-}
-
-// Cuts a chunk of n tokens starting at `computed` so it ends at the first checkpoint position
-// inside it that still needs a checkpoint.
-int64_t Scheduler::ChunkEnd(Sequence* seq, int64_t n) {
-  if (!use_checkpoints_ || n <= 1) return n;
-  const int64_t bs = layout_.block_size;
-  for (int64_t p = (seq->computed / bs + 1) * bs; p < seq->computed + n; p += bs) {
-    if (IsCheckpointTarget(*seq, p) && NeedsCheckpoint(seq, p)) return p - seq->computed;
-  }
-  return n;
-}
-
-bool Scheduler::IsCheckpointTarget(const Sequence& seq, int64_t position) const {
-  if (!use_checkpoints_ || position <= 0 || position % layout_.block_size != 0) return false;
-  const int64_t interval = config_.state_checkpoint_interval;
-  if (interval > 0 && position % interval == 0) return true;
-  return position == seq.prompt_len / layout_.block_size * layout_.block_size;
-}
-
-bool Scheduler::NeedsCheckpoint(Sequence* seq, int64_t position) {
-  const size_t block = static_cast<size_t>(position / layout_.block_size) - 1;
-  EnsureHashes(seq, block + 1);
-  return !cache_.HasCheckpoint(seq->hashes.chain[block]);
 }
 
 bool Scheduler::EnsureBlocks(Sequence* seq, int64_t tokens) {
@@ -265,9 +206,9 @@ bool Scheduler::EnsureBlocks(Sequence* seq, int64_t tokens) {
   return true;
 }
 
-Sequence* Scheduler::NewestUnscheduled(const std::vector<Scheduled>& plan) const {
+Sequence* Scheduler::NewestUnscheduled() const {
   for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
-    const bool scheduled = std::any_of(plan.begin(), plan.end(),
+    const bool scheduled = std::any_of(scheduled_.begin(), scheduled_.end(),
                                        [&](const Scheduled& s) { return s.seq == it->second; });
     if (!scheduled) return it->second;
   }
@@ -291,17 +232,6 @@ void Scheduler::ReleaseResources(Sequence* seq) {
   seq->computed = 0;
   if (seq->slot >= 0) free_slots_.push_back(seq->slot);
   seq->slot = -1;
-}
-
-void Scheduler::EnsureHashes(Sequence* seq, size_t full_blocks) {
-  const size_t bs = static_cast<size_t>(layout_.block_size);
-  for (size_t b = seq->hashes.local.size(); b < full_blocks; ++b) {
-    const cache::BlockHash local =
-        cache::LocalBlockHash(std::span(seq->tokens).subspan(b * bs, bs));
-    seq->hashes.local.push_back(local);
-    seq->hashes.chain.push_back(b == 0 ? local
-                                       : cache::ChainBlockHash(seq->hashes.chain.back(), local));
-  }
 }
 
 SchedulerCounters Scheduler::counters() const {

@@ -1,6 +1,8 @@
-// The step scheduler: each step runs one forward pass over a batch that mixes one decode token per
-// running sequence with chunks of prefill, under a token budget. Single-threaded; the Engine
-// wraps it with a thread and a request inbox.
+// The step scheduler: decides each step's StepPlan (engine/step_plan.h) — one decode token per
+// running sequence plus chunks of prefill, under a token budget — and applies the executor's
+// StepResult. It never runs the model or samples; EngineCore (engine_core.h) drives
+// Schedule -> Executor::Forward -> CompleteMasks -> Executor::Sample -> Update. Single-threaded
+// (plus the mask worker, which it joins before touching a sequence the worker reads).
 //
 // Policy (FCFS with recompute preemption):
 // 1. every running sequence that is decoding gets its token (max_batched_tokens >= max_running,
@@ -11,8 +13,7 @@
 // When blocks run out, the newest running sequence not yet in this step's batch is preempted: its
 // blocks and slot are freed and it is recomputed later. The oldest sequence therefore always makes
 // progress, and a sequence that fits the cache alone always finishes.
-// Prefill chunks end exactly at state checkpoint positions (interval multiples and the last block
-// boundary of the prompt) so the KDA state can be copied into a checkpoint slot after the step.
+// Where chunks end and where state checkpoints go is the cache's policy (cache/hybrid_cache.h).
 #pragma once
 
 #include <cstdint>
@@ -21,13 +22,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/hybrid_cache.h"
 #include "cache/kv_events.h"
-#include "cache/prefix_cache.h"
 #include "engine/engine_config.h"
 #include "engine/mask_worker.h"
 #include "engine/model_runner.h"
-#include "engine/sampler.h"
 #include "engine/sequence.h"
+#include "engine/step_plan.h"
 
 namespace k3::engine {
 
@@ -50,7 +51,7 @@ struct SchedulerCounters {
 
 class Scheduler {
  public:
-  Scheduler(ModelRunner* runner, const EngineConfig& config, const CacheLayout& layout,
+  Scheduler(const RunnerInfo& info, const EngineConfig& config, const CacheLayout& layout,
             cache::KvEventChannel* events);
   ~Scheduler();
 
@@ -62,15 +63,25 @@ class Scheduler {
   base::Status Add(uint64_t id, EngineRequest request);
   std::vector<uint64_t> LiveRequestIds() const;
   // Frees every block and slot of the request now and reports kCancelled. Unknown ids are ignored.
+  // Not between Schedule and Update.
   void Abort(uint64_t id);
   bool HasWork() const { return !running_.empty() || !waiting_.empty(); }
-  // Schedules and runs one step. A runner failure finishes the step's sequences with kError.
-  base::Status Step();
+
+  // Plans the next step (empty when there is nothing to run). The plan is the scheduler's; it
+  // stays valid until the next Schedule. Its grammar masks are computed on the mask worker from
+  // here on: read them only after CompleteMasks.
+  const StepPlan& Schedule();
+  void CompleteMasks();
+  // Applies the executor's result of the current plan: commits the computed tokens to the cache
+  // (only those the result confirms), saves state checkpoints, appends the sampled tokens, emits
+  // outputs and finishes sequences. A failed result finishes the plan's sequences with kError.
+  void Update(const StepPlan& plan, const StepResult& result);
 
   const StepStats& last_step() const { return last_step_; }
+  StepStats& mutable_last_step() { return last_step_; }
   SchedulerCounters counters() const;
   const CacheLayout& layout() const { return layout_; }
-  const cache::PrefixCache& prefix_cache() const { return cache_; }
+  const cache::PrefixCache& prefix_cache() const { return cache_.prefix(); }
 
  private:
   struct Scheduled {
@@ -78,53 +89,56 @@ class Scheduler {
     int64_t tokens;
   };
 
-  // scheduler.cc: building the batch.
-  std::vector<Scheduled> Schedule();
-  void ScheduleRunning(bool decodes, int64_t* budget, std::vector<Scheduled>* plan);
-  void AdmitWaiting(int64_t* budget, std::vector<Scheduled>* plan);
-  bool Admit(Sequence* seq, int64_t budget, std::vector<Scheduled>* plan);
-  int64_t ChunkEnd(Sequence* seq, int64_t n);
+  // scheduler.cc: choosing the batch.
+  void ScheduleRunning(bool decodes, int64_t* budget);
+  void AdmitWaiting(int64_t* budget);
+  bool Admit(Sequence* seq, int64_t budget);
   bool EnsureBlocks(Sequence* seq, int64_t tokens);
-  Sequence* NewestUnscheduled(const std::vector<Scheduled>& plan) const;
+  Sequence* NewestUnscheduled() const;
   void Preempt(Sequence* seq);
   void ReleaseResources(Sequence* seq);
-  void EnsureHashes(Sequence* seq, size_t full_blocks);
-  bool IsCheckpointTarget(const Sequence& seq, int64_t position) const;
-  bool NeedsCheckpoint(Sequence* seq, int64_t position);
 
-  // scheduler_update.cc: after the forward pass.
-  void Update(const std::vector<Scheduled>& plan, const std::vector<float>& logits);
-  void CommitFullBlocks(Sequence* seq);
-  void MaybeCheckpoint(Sequence* seq);
-  void AppendToken(Sequence* seq, const float* logits_row);
-  // Grammar masks: applied to row_ before sampling; computed ahead on mask_worker_.
-  void ConstrainRow(Sequence* seq);
-  void PrefetchMasks();
+  // scheduler_plan.cc: writing the plan.
+  void WritePlan();
+  void WriteSequence(const Scheduled& s);
+  void WriteSampling(Sequence* seq, ScheduledSequence* row);
+  void Register(Sequence* seq);
+  // Grammar masks of the plan's constrained rows, on mask_worker_.
+  void StartMasks();
+  void FillRowMasks(Sequence* seq, int32_t mask_row, int32_t fallback_row);
   void WaitForMasks() { mask_worker_.Wait(); }
-  void Finish(Sequence* seq, FinishReason reason, RequestOutput output);
   int64_t TokensLeft(const Sequence& seq) const;
-  void MaskRow(const structured::TokenSet& mask);  // disallowed tokens of row_ to -inf
-  // The next-token mask of a constrained sequence (budget-aware unless the request opted out).
-  void FillSequenceMask(Sequence* seq) const;
+
+  // scheduler_update.cc: after the step.
+  void UpdateSequence(Sequence* seq, const ScheduledSequence& row, const SequenceResult& result);
+  void AppendToken(Sequence* seq, const ScheduledSequence& row, const SequenceResult& result);
+  void FailStep(const base::Status& status);
+  void Finish(Sequence* seq, FinishReason reason, RequestOutput output);
   void Emit(Sequence* seq, RequestOutput& output);
   RequestOutput NewOutput(const Sequence& seq) const;
 
-  ModelRunner* runner_;
   EngineConfig config_;
   CacheLayout layout_;
   RunnerInfo info_;
-  bool use_checkpoints_;
-  cache::PrefixCache cache_;
+  cache::HybridCache cache_;
   std::vector<int> free_slots_;
   std::unordered_map<uint64_t, std::unique_ptr<RequestState>> requests_;
   std::unordered_map<Sequence*, std::unique_ptr<Sequence>> sequences_;
   std::map<uint64_t, Sequence*> waiting_, running_;  // by arrival order
   uint64_t next_order_ = 0;
-  Sampler sampler_;
-  std::vector<float> logits_;
-  std::vector<float> row_;
-  std::vector<Sequence*> mask_queue_;  // constrained sequences that will sample next step
-  MaskWorker mask_worker_;             // last member: stops before the sequences go
+  uint64_t next_seq_id_ = 1;
+
+  // The current step: the sequences chosen, in plan order, and the plan written from them.
+  std::vector<Scheduled> scheduled_;
+  StepPlan plan_;
+  std::vector<uint64_t> finished_ids_;  // registered sequences finished since the last plan
+  struct MaskJob {
+    Sequence* seq;
+    int32_t mask_row, fallback_row;
+  };
+  std::vector<MaskJob> mask_jobs_;
+
+  MaskWorker mask_worker_;  // last member but the stats: stops before the sequences go
   StepStats last_step_;
   SchedulerCounters totals_;
 };

@@ -7,118 +7,18 @@
 #include <random>
 #include <set>
 
-#include "base/check.h"
-#include "engine/fake_model_runner.h"
-#include "structured/grammar.h"
-#include "structured/schema.h"
-#include "structured/vocabulary.h"
+#include "engine/scheduler_test_util.h"
 
 namespace k3::engine {
 namespace {
 
-using testing::FakeLogits;
-using testing::FakeModelRunner;
-using testing::HistoryHash;
-
-constexpr int64_t kVocab = 64;
-
-// What the fake model generates greedily, computed from its definition, not by the scheduler.
-std::vector<int32_t> ReferenceGreedy(std::vector<int32_t> tokens, int64_t max_tokens) {
-  std::vector<int32_t> out;
-  std::vector<float> logits(kVocab);
-  for (int64_t i = 0; i < max_tokens; ++i) {
-    FakeLogits(HistoryHash(tokens), kVocab, logits.data());
-    const int32_t t =
-        static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    out.push_back(t);
-    tokens.push_back(t);
-    if (t == kVocab - 1) break;  // EOS
-  }
-  return out;
-}
-
-struct Collected {
-  std::vector<int32_t> tokens;
-  FinishReason reason = FinishReason::kNone;
-  int64_t cached = 0;
-  int outputs_after_finish = 0;
-  bool grammar_complete = false;
-};
-
-class Harness {
- public:
-  explicit Harness(EngineConfig config, bool has_state = true)
-      : runner_(kVocab, has_state), config_(config) {
-    auto layout = PlanCache(config, runner_.info());
-    EXPECT_TRUE(layout.ok()) << layout.status().ToString();
-    EXPECT_TRUE(runner_
-                    .AllocateCache(layout->num_blocks, layout->block_size,
-                                   layout->running_slots + layout->checkpoint_slots)
-                    .ok());
-    scheduler_ = std::make_unique<Scheduler>(&runner_, config, *layout, &events_);
-  }
-
-  base::Status Add(uint64_t id, std::vector<int32_t> prompt, SamplingParams params) {
-    EngineRequest r{std::move(prompt), params, [this](const RequestOutput& o) {
-                      Collected& c = results[{o.request_id, o.index}];
-                      if (c.reason != FinishReason::kNone) ++c.outputs_after_finish;
-                      c.tokens.insert(c.tokens.end(), o.tokens.begin(), o.tokens.end());
-                      c.reason = o.finish_reason;
-                      c.cached = o.cached_tokens;
-                      c.grammar_complete = o.grammar_complete;
-                    }};
-    return scheduler_->Add(id, std::move(r));
-  }
-
-  Collected& Get(uint64_t id, int index) { return results[{id, index}]; }
-
-  // Steps until idle, checking the budget every step.
-  void Run(int max_steps = 1 << 20) {
-    for (int i = 0; i < max_steps && scheduler_->HasWork(); ++i) {
-      ASSERT_TRUE(scheduler_->Step().ok());
-      ASSERT_LE(scheduler_->last_step().scheduled_tokens, config_.max_batched_tokens);
-    }
-    ASSERT_FALSE(scheduler_->HasWork());
-  }
-
-  // Nothing held once idle: every block free or idle-cached, every running slot back.
-  void ExpectNothingHeld() {
-    const SchedulerCounters c = scheduler_->counters();
-    EXPECT_EQ(c.cache.referenced_blocks, 0);
-    EXPECT_EQ(c.free_running_slots, scheduler_->layout().running_slots);
-    EXPECT_EQ(c.cache.free_blocks + c.cache.idle_cached_blocks, scheduler_->layout().num_blocks);
-    EXPECT_LE(c.cache.checkpoints, scheduler_->layout().checkpoint_slots);
-  }
-
-  FakeModelRunner runner_;
-  EngineConfig config_;
-  cache::KvEventChannel events_;
-  std::unique_ptr<Scheduler> scheduler_;
-  std::map<std::pair<uint64_t, int>, Collected> results;
-};
-
-SamplingParams Greedy(int64_t max_tokens) {
-  SamplingParams p;
-  p.temperature = 0;
-  p.max_tokens = max_tokens;
-  return p;
-}
-
-std::vector<int32_t> RandomTokens(std::mt19937_64& rng, int n) {
-  std::vector<int32_t> t(n);
-  for (auto& x : t) x = static_cast<int32_t>(rng() % (kVocab - 1));  // no EOS in prompts
-  return t;
-}
-
-EngineConfig SmallConfig() {
-  EngineConfig c;
-  c.block_size = 4;
-  c.max_running = 8;
-  c.max_batched_tokens = 32;
-  c.cache_memory_bytes = 64 * 4 * 64 + 8 * 1024 + 16 * 1024;  // ~64 blocks, 8 running slots
-  c.checkpoint_memory_fraction = 0.5;
-  return c;
-}
+using testing::Collected;
+using testing::Greedy;
+using testing::Harness;
+using testing::kVocab;
+using testing::RandomTokens;
+using testing::ReferenceGreedy;
+using testing::SmallConfig;
 
 TEST(Scheduler, ConcurrentGreedyRequestsMatchTheModelDefinition) {
   Harness h(SmallConfig());
@@ -234,7 +134,7 @@ TEST(Scheduler, CancelFreesEverythingAtOnce) {
   std::mt19937_64 rng(9);
   ASSERT_TRUE(h.Add(1, RandomTokens(rng, 30), Greedy(50)).ok());
   ASSERT_TRUE(h.Add(2, RandomTokens(rng, 30), Greedy(50)).ok());
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(h.scheduler_->Step().ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(h.core_->Step().ok());
   EXPECT_GT(h.scheduler_->counters().cache.referenced_blocks, 0);
   h.scheduler_->Abort(1);
   h.scheduler_->Abort(2);
@@ -340,7 +240,7 @@ TEST(Scheduler, RandomWorkloadKeepsEveryInvariant) {
         h.scheduler_->Abort(victim);
       }
     }
-    ASSERT_TRUE(h.scheduler_->Step().ok());
+    ASSERT_TRUE(h.core_->Step().ok());
     ASSERT_LE(h.scheduler_->last_step().scheduled_tokens, config.max_batched_tokens);
     ++step;
     for (auto it = submitted_step.begin(); it != submitted_step.end();) {
@@ -398,107 +298,6 @@ TEST(Scheduler, ForcedTokensReplaceSampledOnesThenSamplingResumes) {
   SamplingParams bad = Greedy(2);
   bad.forced_tokens = {kVocab};
   EXPECT_FALSE(bad.Validate(kVocab).ok());
-  h.ExpectNothingHeld();
-}
-
-// A vocabulary of single JSON characters (id i = alphabet[i], the last id EOS) and a JSON grammar
-// of `schema` over it: grammar tests on the fake runner.
-struct AlphabetGrammar {
-  std::vector<std::string> bytes;
-  std::shared_ptr<const structured::Grammar> grammar;
-};
-AlphabetGrammar MakeAlphabetGrammar(const char* schema) {
-  const std::string alphabet = "{}[]\":,-0123456789abcdefghijklmnopqrstuvwxyz .eEtrunlsABCDXYZ";
-  AlphabetGrammar out;
-  out.bytes.resize(kVocab);
-  for (size_t i = 0; i < alphabet.size() && i + 1 < kVocab; ++i) {
-    out.bytes[i] = alphabet.substr(i, 1);
-  }
-  auto vocab = structured::Vocabulary::Build(kVocab, out.bytes, {{kVocab - 1, "<eos>"}});
-  auto graph = structured::CompileSchema(nlohmann::json::parse(schema));
-  K3_CHECK(graph.ok()) << graph.status().ToString();
-  out.grammar = structured::JsonGrammar(vocab, std::move(*graph), {kVocab - 1});
-  return out;
-}
-
-// Constrained decoding through the scheduler: a 64-token byte vocabulary (EOS = 63), seeded
-// sampling at temperature 1 with preemption pressure; every completion is a valid instance of the
-// schema and ends by EOS, and nothing is leaked.
-TEST(Scheduler, GrammarConstrainsEverySampledToken) {
-  const auto [bytes, grammar] = MakeAlphabetGrammar(
-      R"({"type":"object","properties":{"a":{"type":"integer","minimum":-5,"maximum":50},
-          "b":{"type":"array","items":{"type":"string","maxLength":3},"maxItems":3}},
-          "required":["a"],"additionalProperties":false})");
-  EngineConfig config = SmallConfig();
-  config.max_running = 4;
-  Harness h(config);
-  std::mt19937_64 rng(3);
-  for (uint64_t id = 0; id < 24; ++id) {
-    SamplingParams p;
-    p.temperature = 1.0;
-    p.seed = id;
-    p.max_tokens = 250;
-    p.grammar = grammar;
-    const base::Status added = h.Add(id, RandomTokens(rng, 1 + static_cast<int>(id % 7)), p);
-    ASSERT_TRUE(added.ok()) << added.ToString();
-  }
-  h.Run();
-  for (uint64_t id = 0; id < 24; ++id) {
-    const Collected& c = h.Get(id, 0);
-    ASSERT_EQ(c.reason, FinishReason::kStop) << id;
-    ASSERT_EQ(c.tokens.back(), kVocab - 1);
-    std::string text;
-    for (size_t i = 0; i + 1 < c.tokens.size(); ++i) text += bytes[c.tokens[i]];
-    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    ASSERT_TRUE(j.is_object()) << text;
-    ASSERT_TRUE(j.contains("a") && j["a"].is_number_integer()) << text;
-    EXPECT_GE(j["a"].get<int>(), -5) << text;
-    EXPECT_LE(j["a"].get<int>(), 50) << text;
-  }
-  h.ExpectNothingHeld();
-}
-
-// An open-ended schema (any JSON value, nested at will) that a random model rarely closes: with
-// a small max_tokens every output still ends as complete JSON within it — the outputs the budget
-// shaped finish with kLength and grammar_complete — and with the option off they are cut.
-TEST(Scheduler, GrammarOutputsEndWithinMaxTokens) {
-  const auto [bytes, grammar] = MakeAlphabetGrammar(
-      R"({"type":"object","properties":{"items":{"type":"array","items":{}}},
-          "required":["items"]})");
-  EngineConfig config = SmallConfig();
-  config.max_running = 4;
-  Harness h(config);
-  std::mt19937_64 rng(5);
-  constexpr uint64_t kRequests = 16;
-  for (uint64_t id = 0; id < 2 * kRequests; ++id) {
-    SamplingParams p;
-    p.temperature = 1.0;
-    p.seed = id;
-    p.max_tokens = 60;
-    p.grammar = grammar;
-    p.grammar_ends_within_budget = id < kRequests;  // the second half: off
-    ASSERT_TRUE(h.Add(id, RandomTokens(rng, 3), p).ok());
-  }
-  h.Run();
-  int shaped = 0, cut = 0;
-  for (uint64_t id = 0; id < 2 * kRequests; ++id) {
-    const Collected& c = h.Get(id, 0);
-    ASSERT_LE(c.tokens.size(), 60u) << id;
-    const bool ended = c.tokens.back() == kVocab - 1;
-    if (id >= kRequests) {
-      cut += !ended;
-      continue;
-    }
-    ASSERT_TRUE(ended) << id;
-    ASSERT_TRUE(c.grammar_complete) << id;
-    shaped += c.reason == FinishReason::kLength;
-    std::string text;
-    for (size_t i = 0; i + 1 < c.tokens.size(); ++i) text += bytes[c.tokens[i]];
-    const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    ASSERT_TRUE(j.is_object() && j.contains("items") && j["items"].is_array()) << text;
-  }
-  EXPECT_GT(shaped, 0);  // the budget did bind
-  EXPECT_GT(cut, 0);     // and without it, outputs are cut
   h.ExpectNothingHeld();
 }
 

@@ -1,6 +1,7 @@
-// The second half of a step: record what the forward pass computed, offer full blocks and state
-// checkpoints to the prefix cache, sample, and finish sequences.
+// The second half of a step: record what the executor computed, offer full blocks and state
+// checkpoints to the prefix cache, append the sampled tokens, and finish sequences.
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "base/check.h"
@@ -25,103 +26,60 @@ const char* FinishReasonName(FinishReason reason) {
   return "?";
 }
 
-void Scheduler::Update(const std::vector<Scheduled>& plan, const std::vector<float>& logits) {
+void Scheduler::Update(const StepPlan& plan, const StepResult& result) {
   WaitForMasks();
-  mask_queue_.clear();
-  size_t row = 0;
-  for (const Scheduled& s : plan) {
-    Sequence* seq = s.seq;
-    seq->computed += s.tokens;
-    if (seq->computed <= seq->prompt_len) totals_.prefill_tokens += s.tokens;
-    if (config_.enable_prefix_caching) {
-      CommitFullBlocks(seq);
-      MaybeCheckpoint(seq);
-    }
-    if (seq->computed == static_cast<int64_t>(seq->tokens.size())) {
-      K3_CHECK((row + 1) * info_.vocab_size <= logits.size()) << "runner returned too few rows";
-      if (seq->index == 0) seq->request->prompt_cached = true;
-      AppendToken(seq, logits.data() + row * info_.vocab_size);
-      ++row;
+  const auto start = std::chrono::steady_clock::now();
+  K3_CHECK(&plan == &plan_ && scheduled_.size() == plan.sequences.size())
+      << "Update takes the result of the current plan";
+  if (!result.status.ok()) {
+    FailStep(result.status);
+  } else {
+    K3_CHECK(result.sequences.size() == scheduled_.size()) << "result/plan size mismatch";
+    for (size_t i = 0; i < scheduled_.size(); ++i) {
+      UpdateSequence(scheduled_[i].seq, plan.sequences[i], result.sequences[i]);
     }
   }
-  PrefetchMasks();
+  scheduled_.clear();
+  last_step_.update_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void Scheduler::PrefetchMasks() {
-  if (mask_queue_.empty()) return;
-  mask_worker_.Run([this, queue = mask_queue_] {
-    for (Sequence* seq : queue) {
-      FillSequenceMask(seq);
-      seq->mask_ready = true;
+void Scheduler::UpdateSequence(Sequence* seq, const ScheduledSequence& row,
+                               const SequenceResult& result) {
+  const int64_t planned_end = row.start_position + row.num_tokens;
+  seq->computed += result.num_computed_tokens;
+  if (seq->computed <= seq->prompt_len) totals_.prefill_tokens += result.num_computed_tokens;
+  cache_.CommitBlocks(seq->view(), seq->blocks, seq->computed, &seq->committed);
+  if (seq->pending_checkpoint >= 0) {
+    // The slot holds the state after the planned chunk only if all of it was computed.
+    if (seq->computed == planned_end) {
+      cache_.ConfirmCheckpoint(seq->view(), planned_end, seq->pending_checkpoint);
+    } else {
+      cache_.CancelCheckpoint(seq->view(), planned_end, seq->pending_checkpoint);
     }
-  });
-}
-
-// Tokens this sequence may still generate (the next one included).
-int64_t Scheduler::TokensLeft(const Sequence& seq) const {
-  return std::min(seq.request->params.max_tokens - seq.generated,
-                  layout_.max_model_len - static_cast<int64_t>(seq.tokens.size()));
-}
-
-void Scheduler::FillSequenceMask(Sequence* seq) const {
-  if (!seq->request->params.grammar_ends_within_budget) {
-    seq->matcher->FillMask(&seq->mask);
-    seq->mask_closing = false;
-    return;
+    seq->pending_checkpoint = -1;
   }
-  const int64_t left = std::max<int64_t>(1, TokensLeft(*seq));
-  seq->mask_closing = seq->matcher->FillBudgetedMask(&seq->mask, static_cast<size_t>(left));
+  if (!result.sampled) return;
+  K3_CHECK(seq->computed == static_cast<int64_t>(seq->tokens.size())) << "sampled mid-prompt";
+  if (seq->index == 0) seq->request->prompt_cached = true;
+  AppendToken(seq, row, result);
 }
 
-// Masks disallowed tokens to -inf. A grammar never leaves no token allowed (the matcher keeps
-// only prefixes that can be finished); if it ever did, EOS alone is left so the sequence ends.
-void Scheduler::ConstrainRow(Sequence* seq) {
-  if (!seq->mask_ready) FillSequenceMask(seq);
-  seq->mask_ready = false;
-  seq->closed_by_budget |= seq->mask_closing;
-  MaskRow(seq->mask);
-}
-
-void Scheduler::MaskRow(const structured::TokenSet& mask) {
-  const auto words = mask.words();
-  bool any = false;
-  for (size_t w = 0; w < words.size(); ++w) {
-    const uint64_t bits = words[w];
-    any |= bits != 0;
-    if (bits == ~uint64_t{0}) continue;
-    const size_t end = std::min(row_.size(), (w + 1) * 64);
-    for (size_t t = w * 64; t < end; ++t) {
-      if (!((bits >> (t - w * 64)) & 1)) row_[t] = -std::numeric_limits<float>::infinity();
+// The executor computed nothing: every sequence of the step ends with the error, and the
+// checkpoints reserved for it go back.
+void Scheduler::FailStep(const base::Status& status) {
+  for (size_t i = 0; i < scheduled_.size(); ++i) {
+    Sequence* seq = scheduled_[i].seq;
+    if (seq->pending_checkpoint >= 0) {
+      const ScheduledSequence& row = plan_.sequences[i];
+      cache_.CancelCheckpoint(seq->view(), row.start_position + row.num_tokens,
+                              seq->pending_checkpoint);
+      seq->pending_checkpoint = -1;
     }
+    RequestOutput out = NewOutput(*seq);
+    out.error = status;
+    Finish(seq, FinishReason::kError, std::move(out));
   }
-  if (!any && info_.eos_token_id >= 0) {
-    K3_LOG(kError) << "grammar allows no token; ending the sequence";
-    row_[static_cast<size_t>(info_.eos_token_id)] = 0.0f;
-  }
-}
-
-void Scheduler::CommitFullBlocks(Sequence* seq) {
-  const size_t full = static_cast<size_t>(seq->computed / layout_.block_size);
-  if (full <= seq->committed) return;
-  EnsureHashes(seq, full);
-  const size_t bs = static_cast<size_t>(layout_.block_size);
-  for (size_t b = seq->committed; b < full; ++b) {
-    cache_.Commit(seq->blocks[b], b ? seq->hashes.chain[b - 1] : 0, seq->hashes.local[b],
-                  seq->hashes.chain[b], std::span(seq->tokens).subspan(b * bs, bs),
-                  static_cast<int64_t>((b + 1) * bs));
-  }
-  seq->committed = full;
-}
-
-void Scheduler::MaybeCheckpoint(Sequence* seq) {
-  if (!IsCheckpointTarget(*seq, seq->computed)) return;
-  const size_t block = static_cast<size_t>(seq->computed / layout_.block_size) - 1;
-  const cache::BlockHash chain = seq->hashes.chain[block];
-  if (!cache_.IsCached(chain) || cache_.HasCheckpoint(chain)) return;
-  const int slot = cache_.AllocateCheckpointSlot();
-  if (slot < 0) return;
-  runner_->CopyState(seq->slot, slot);
-  cache_.AttachCheckpoint(chain, slot);
 }
 
 RequestOutput Scheduler::NewOutput(const Sequence& seq) const {
@@ -134,26 +92,17 @@ RequestOutput Scheduler::NewOutput(const Sequence& seq) const {
   return out;
 }
 
-void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
+void Scheduler::AppendToken(Sequence* seq, const ScheduledSequence& row,
+                            const SequenceResult& result) {
   const SamplingParams& params = seq->request->params;
-  row_.assign(logits_row, logits_row + info_.vocab_size);
-  const bool forced = seq->generated < static_cast<int64_t>(params.forced_tokens.size());
-  if (seq->matcher && !forced) ConstrainRow(seq);
-  // Sibling completions draw from their own streams of the request's seed.
-  const uint64_t seed =
-      seq->request->seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(seq->index);
-  SampledToken sampled =
-      sampler_.Sample(row_, params, seq->penalties, seed, static_cast<uint64_t>(seq->generated));
-  if (forced) sampled.token = params.forced_tokens[static_cast<size_t>(seq->generated)];
-  // A token that would leave no room to finish the grammar within max_tokens: draw again (same
-  // seed) among the tokens of the shortest way to finish. Checked only near the budget's end.
-  if (seq->matcher && !forced && params.grammar_ends_within_budget &&
+  if (row.mask_row >= 0) seq->closed_by_budget |= seq->mask_closing;
+  SampledToken sampled = result.token;
+  // A draw that would leave no room to finish the grammar within max_tokens: the executor's
+  // second draw (same seed) among the tokens of the shortest way to finish replaces it.
+  if (result.has_fallback &&
       !seq->matcher->FitsBudget(sampled.token,
                                 static_cast<size_t>(std::max<int64_t>(1, TokensLeft(*seq))))) {
-    seq->matcher->FillCompletionMask(&seq->mask);
-    MaskRow(seq->mask);
-    sampled =
-        sampler_.Sample(row_, params, seq->penalties, seed, static_cast<uint64_t>(seq->generated));
+    sampled = result.fallback;
     seq->closed_by_budget = true;
   }
   const int32_t token = sampled.token;
@@ -161,7 +110,6 @@ void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
   if (seq->matcher && !seq->matcher->Accept(token)) seq->matcher.reset();
   const bool grammar_complete = seq->matcher && seq->matcher->Finished();
   seq->tokens.push_back(token);
-  seq->penalties.AddOutput(token);
   ++seq->generated;
   ++totals_.generated_tokens;
 
@@ -179,7 +127,6 @@ void Scheduler::AppendToken(Sequence* seq, const float* logits_row) {
              static_cast<int64_t>(seq->tokens.size()) >= layout_.max_model_len) {
     Finish(seq, FinishReason::kLength, std::move(out));
   } else {
-    if (seq->matcher) mask_queue_.push_back(seq);
     Emit(seq, out);
   }
 }
@@ -194,6 +141,7 @@ void Scheduler::Finish(Sequence* seq, FinishReason reason, RequestOutput output)
   output.finish_reason = reason;
   output.generated_tokens = seq->generated;
   ++totals_.finished;
+  if (seq->registered) finished_ids_.push_back(seq->id);  // the executor forgets it next plan
   RequestState* request = seq->request;
   if (seq->index == 0) request->prompt_cached = true;  // never leave siblings waiting on it
   std::erase(request->sequences, seq);

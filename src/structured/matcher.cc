@@ -190,13 +190,17 @@ bool Matcher::FillBudgetedMask(TokenSet* mask, size_t tokens_left) const {
   return true;
 }
 
-bool Matcher::FitsBudget(int32_t token, size_t tokens_left) const {
-  if (finished_ || tokens_left > kWatchWindow || tokens_left == 0) return true;
-  if (Completion().empty()) return true;  // no known way to finish: nothing to protect
+bool Matcher::BudgetCheckNeeded(size_t tokens_left) const {
+  if (finished_ || tokens_left > kWatchWindow || tokens_left == 0) return false;
+  if (Completion().empty()) return false;  // no known way to finish: nothing to protect
   // One token lengthens the way to the end by at most about growth_margin events (an object
   // with its required keys, a tool call): far from the end, no need to look.
   const auto margin = static_cast<size_t>(grammar_->completion_costs().growth_margin);
-  if (completion_tokens_ + margin < tokens_left) return true;
+  return completion_tokens_ + margin >= tokens_left;
+}
+
+bool Matcher::FitsBudget(int32_t token, size_t tokens_left) const {
+  if (!BudgetCheckNeeded(tokens_left)) return true;
   std::vector<FrameStack> next;
   bool ends = false;
   if (!Next(token, &next, &ends)) return true;  // not allowed at all: Accept will say so

@@ -43,6 +43,9 @@ class Matcher {
   // Completions are computed only within a window of the budget's end (a few µs each).
   bool FillBudgetedMask(TokenSet* mask, size_t tokens_left) const;
   bool FitsBudget(int32_t token, size_t tokens_left) const;
+  // Whether FitsBudget can say no for any token here (false: every allowed token fits). Lets a
+  // caller prepare the redraw's mask only when one may be needed.
+  bool BudgetCheckNeeded(size_t tokens_left) const;
   // Only the tokens that take the first events of the shortest way to finish from here.
   void FillCompletionMask(TokenSet* mask) const;
   // The events of a short way to finish from here (completion.h); empty if none was found.
