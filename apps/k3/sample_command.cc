@@ -80,7 +80,7 @@ int RunSample(const SampleFlags& f) {
   std::string dir = f.model;
   if (dir.empty()) {
     dir = DefaultDemoDir().string();
-    if (auto s = WriteDemoCheckpoint(dir); !s.ok()) return fail(s);
+    if (auto s = model::testing::WriteDemoCheckpoint(dir); !s.ok()) return fail(s);
   }
   base::ThreadPool pool(static_cast<size_t>(f.threads));
   auto tokenizer = text::Tokenizer::FromKimiDirectory(dir);
