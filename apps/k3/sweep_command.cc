@@ -152,10 +152,9 @@ void WriteReport(const SweepFlags& f, const std::string& workload_name,
 int RunSweep(SweepFlags& f) {
   auto dims = loadgen::ParseGrid(f.grid, kSweepable);
   if (!dims.ok()) {
-    return std::fprintf(
-               stderr, "k3 sweep: %s\n",
-               base::InvalidArgument("--grid " + dims.status().message()).ToString().c_str()),
-           2;
+    const base::Status error = base::InvalidArgument("--grid " + dims.status().message());
+    std::fprintf(stderr, "k3 sweep: %s\n", error.ToString().c_str());
+    return 2;
   }
   auto workload = BuildWorkload(f.bench);
   if (!workload.ok())

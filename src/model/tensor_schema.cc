@@ -1,6 +1,10 @@
 #include "model/tensor_schema.h"
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace k3::model {
 namespace {
