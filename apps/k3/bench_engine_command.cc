@@ -13,13 +13,13 @@
 #include <random>
 #include <thread>
 
-#include "apps/k3/bench_model_checkpoint.h"
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
 #include "base/log.h"
 #include "engine/engine.h"
 #include "engine/k3_model_runner.h"
+#include "model/testing/bench_checkpoint.h"
 
 namespace k3::app {
 namespace {
@@ -218,7 +218,7 @@ int Run(BenchEngineFlags& f) {
   }
   base::ThreadPool pool(f.threads);
   const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
-  auto loaded = LoadOrMakeBenchModel(dir, true, &pool);
+  auto loaded = model::testing::LoadOrMakeBenchModel(dir, true, &pool);
   if (!loaded.ok()) {
     K3_LOG(kError) << loaded.status().ToString();
     return 1;

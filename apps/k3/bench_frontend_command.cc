@@ -16,12 +16,12 @@
 
 #include "api/openai_request.h"
 #include "api/openai_response.h"
-#include "apps/k3/bench_model_checkpoint.h"
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "base/log.h"
 #include "engine/engine.h"
 #include "engine/k3_model_runner.h"
+#include "model/testing/bench_checkpoint.h"
 #include "serve/chat_format.h"
 #include "serve/stop_strings.h"
 #include "text/output/output_parser.h"
@@ -175,7 +175,7 @@ struct EngineTimes {
 
 EngineTimes MeasureEngine(const BenchFrontendFlags& f) {
   base::ThreadPool pool(f.threads);
-  auto loaded = LoadOrMakeBenchModel(f.cache_dir + "/k3-mxfp4", true, &pool);
+  auto loaded = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-mxfp4", true, &pool);
   K3_CHECK(loaded.ok()) << loaded.status().ToString();
   std::shared_ptr<const model::Model> model = std::move(loaded).value();
   engine::EngineConfig config;

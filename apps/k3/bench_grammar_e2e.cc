@@ -88,7 +88,7 @@ struct Setup {
 
 base::Result<Setup> MakeSetup(base::ThreadPool* pool) {
   const auto dir = DefaultDemoDir();
-  K3_RETURN_IF_ERROR(WriteDemoCheckpoint(dir));
+  K3_RETURN_IF_ERROR(model::testing::WriteDemoCheckpoint(dir));
   Setup s;
   K3_ASSIGN_OR_RETURN(s.tokenizer, text::Tokenizer::FromKimiDirectory(dir));
   K3_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> loaded, model::Model::Load(dir, pool));

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "apps/k3/bench_model_checkpoint.h"
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
@@ -19,6 +18,7 @@
 #include "kernels/roofline.h"
 #include "model/ffn.h"
 #include "model/model.h"
+#include "model/testing/bench_checkpoint.h"
 
 namespace k3::app {
 namespace {
@@ -179,7 +179,7 @@ int Run(const BenchModelFlags& f) {
   }
   base::ThreadPool pool(f.threads);
   const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
-  auto model = LoadOrMakeBenchModel(dir, true, &pool);
+  auto model = model::testing::LoadOrMakeBenchModel(dir, true, &pool);
   if (!model.ok()) {
     K3_LOG(kError) << model.status().ToString();
     return 1;
@@ -219,7 +219,7 @@ int Run(const BenchModelFlags& f) {
   }
   prefill.Print();
   if (f.compare_bf16 && f.model.empty()) {
-    auto bf16 = LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16", false, &pool);
+    auto bf16 = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16", false, &pool);
     if (!bf16.ok()) {
       K3_LOG(kError) << bf16.status().ToString();
       return 1;

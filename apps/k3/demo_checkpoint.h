@@ -1,32 +1,16 @@
-// The embedded demo checkpoint `k3 serve` starts on when no --model is given: a tiny Kimi K3-shaped
-// model (random, seeded, deterministic weights with real tensor names) and a small byte-level BPE
-// vocabulary in the tiktoken format with K3's 256 reserved special ids after the ranks. It needs no
-// external files and is written in well under a second. Its outputs are noise; it exists so the
-// tokenizer, chat template, engine and HTTP server run end to end without downloading weights.
+// Where `k3 serve` (and `k3 sample`, `k3 route serve`, `k3 bench grammar`) keep the embedded demo
+// checkpoint; the checkpoint itself is written by model/testing/demo_checkpoint.h.
 #pragma once
 
 #include <filesystem>
 
-#include "base/status.h"
+#include "model/testing/demo_checkpoint.h"
 
 namespace k3::app {
 
-// Bumped whenever the demo's files change; it names the default folder and the completeness marker.
-inline constexpr int kDemoCheckpointVersion = 2;
-
-// Writes a complete HF-style Kimi K3 checkpoint folder into `dir` (created): config.json
-// (model_type kimi_k3, tiny shapes, max_position_embeddings 4096), safetensors shards and their
-// index, tiktoken.model, tokenizer_config.json and generation_config.json. Every file is written to
-// a private staging folder and renamed into `dir`, the marker file last, so a concurrent reader
-// never sees a partly written file. Idempotent: if `dir` already holds a complete demo of this
-// version, nothing is written.
-base::Status WriteDemoCheckpoint(const std::filesystem::path& dir);
-
-// Whether `dir` holds a complete demo checkpoint of kDemoCheckpointVersion (marker plus its files).
-bool HasDemoCheckpoint(const std::filesystem::path& dir);
-
-// $XDG_CACHE_HOME/k3serve/demo-v2, else ~/.cache/k3serve/demo-v2; the temp directory's
-// k3serve/demo-v2 when neither is set or the cache folder cannot be created.
+// model::testing::DemoCacheDir for this process's environment: $XDG_CACHE_HOME/k3serve/demo-v2,
+// else ~/.cache/k3serve/demo-v2; the temp directory's k3serve/demo-v2 when neither is set or the
+// cache folder cannot be created.
 std::filesystem::path DefaultDemoDir();
 
 }  // namespace k3::app

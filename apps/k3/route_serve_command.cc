@@ -55,7 +55,7 @@ int RouteServe(const RouteServeFlags& f) {
   std::string dir = f.model;
   if (dir.empty()) {
     dir = DefaultDemoDir().string();
-    if (auto s = WriteDemoCheckpoint(dir); !s.ok()) return fail(s);
+    if (auto s = model::testing::WriteDemoCheckpoint(dir); !s.ok()) return fail(s);
   }
   auto tokenizer = text::Tokenizer::FromKimiDirectory(dir);
   if (!tokenizer.ok()) return fail(tokenizer.status());

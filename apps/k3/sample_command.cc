@@ -70,104 +70,135 @@ base::Result<std::vector<Case>> ReadCases(const SampleFlags& f) {
   return cases;
 }
 
-int RunSample(const SampleFlags& f) {
-  auto fail = [](const base::Status& s) {
-    K3_LOG(kError) << s.ToString();
-    return 1;
-  };
-  auto cases = ReadCases(f);
-  if (!cases.ok()) return fail(cases.status());
+// The checkpoint (the demo one unless --model), its tokenizer and an engine running it.
+struct Loaded {
+  std::unique_ptr<text::Tokenizer> tokenizer;
+  std::unique_ptr<engine::Engine> engine;
+};
+
+base::Result<Loaded> LoadEngine(const SampleFlags& f, base::ThreadPool* pool) {
   std::string dir = f.model;
   if (dir.empty()) {
     dir = DefaultDemoDir().string();
-    if (auto s = WriteDemoCheckpoint(dir); !s.ok()) return fail(s);
+    K3_RETURN_IF_ERROR(model::testing::WriteDemoCheckpoint(dir));
   }
-  base::ThreadPool pool(static_cast<size_t>(f.threads));
-  auto tokenizer = text::Tokenizer::FromKimiDirectory(dir);
-  if (!tokenizer.ok()) return fail(tokenizer.status());
-  auto loaded = model::Model::Load(dir, &pool);
-  if (!loaded.ok()) return fail(loaded.status());
-  std::shared_ptr<const model::Model> model = std::move(*loaded);
+  Loaded out;
+  K3_ASSIGN_OR_RETURN(out.tokenizer, text::Tokenizer::FromKimiDirectory(dir));
+  K3_ASSIGN_OR_RETURN(auto loaded, model::Model::Load(dir, pool));
+  std::shared_ptr<const model::Model> model = std::move(loaded);
   engine::EngineConfig config;
   config.cache_memory_bytes = int64_t{512} << 20;
   config.max_running = 64;
   config.max_waiting = 1 << 16;
-  auto engine = engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), config);
-  if (!engine.ok()) return fail(engine.status());
-  const engine::RunnerInfo info = (*engine)->info();
-  auto vocab = serve::StructuredVocabulary(**tokenizer, info.vocab_size);
-  std::mutex mu;
-  std::condition_variable cv;
-  int in_flight = 0;
-  (*engine)->Start();
-  size_t next = 0, done = 0;
-  auto submit = [&](size_t i) -> base::Status {
-    Case& c = (*cases)[i];
+  K3_ASSIGN_OR_RETURN(
+      out.engine, engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), config));
+  return out;
+}
+
+// Submits the cases to the engine, at most --window schemas in flight, and gathers each
+// completion's tokens and how it finished into its Case.
+class SampleRun {
+ public:
+  SampleRun(const SampleFlags& f, const Loaded& loaded, std::vector<Case>* cases)
+      : f_(f),
+        tokenizer_(*loaded.tokenizer),
+        engine_(*loaded.engine),
+        info_(loaded.engine->info()),
+        vocab_(serve::StructuredVocabulary(tokenizer_, info_.vocab_size)),
+        cases_(*cases) {}
+
+  // Returns once every submitted case has finished (or the first failed submission).
+  base::Status Run() {
+    size_t next = 0;
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return in_flight_ < f_.window || next == cases_.size(); });
+      if (next == cases_.size()) {
+        cv_.wait(lock, [&] { return in_flight_ == 0; });
+        return base::Status::Ok();
+      }
+      lock.unlock();
+      K3_RETURN_IF_ERROR(Submit(next++));
+      if (next % 25 == 0) std::fprintf(stderr, "k3 sample: %zu/%zu schemas\n", next, cases_.size());
+    }
+  }
+
+ private:
+  // Compiles case i's schema (a failure is recorded in the case, not returned) and submits its
+  // n completions with their own seed.
+  base::Status Submit(size_t i) {
+    Case& c = cases_[i];
     auto graph = structured::CompileSchema(c.line["schema"], {.closed_objects = true});
     if (!graph.ok()) {
       c.error = graph.status().message();
       return base::Status::Ok();
     }
-    c.tokens.assign(static_cast<size_t>(f.n), {});
-    c.finished.assign(static_cast<size_t>(f.n), false);
-    c.closed_by_budget.assign(static_cast<size_t>(f.n), false);
-    c.unfinished = f.n;
+    c.tokens.assign(static_cast<size_t>(f_.n), {});
+    c.finished.assign(static_cast<size_t>(f_.n), false);
+    c.closed_by_budget.assign(static_cast<size_t>(f_.n), false);
+    c.unfinished = f_.n;
     engine::SamplingParams p;
-    p.temperature = f.temperature;
-    p.n = f.n;
+    p.temperature = f_.temperature;
+    p.n = f_.n;
     p.seed = 1000 + i;
-    p.max_tokens = f.max_tokens;
-    p.grammar_ends_within_budget = !f.no_budget_close;
-    auto grammar = structured::JsonGrammar(vocab, std::move(*graph), {info.eos_token_id});
+    p.max_tokens = f_.max_tokens;
+    p.grammar_ends_within_budget = !f_.no_budget_close;
+    auto grammar = structured::JsonGrammar(vocab_, std::move(*graph), {info_.eos_token_id});
     grammar->set_unique_additional_keys(true);  // generation mode, as the server's grammars
     p.grammar = grammar;
     const std::string prompt = "Reply with JSON for " + c.line["name"].get<std::string>() + ".";
-    K3_ASSIGN_OR_RETURN(auto ids, (*tokenizer)->Encode(prompt, text::SpecialMode::kNone));
-    auto on_output = [&, i](const engine::RequestOutput& o) {
-      std::lock_guard<std::mutex> lock(mu);
-      Case& cc = (*cases)[i];
-      auto& tokens = cc.tokens[static_cast<size_t>(o.index)];
-      tokens.insert(tokens.end(), o.tokens.begin(), o.tokens.end());
-      if (o.finish_reason == engine::FinishReason::kNone) return;
-      const bool complete = o.finish_reason == engine::FinishReason::kStop || o.grammar_complete;
-      cc.finished[static_cast<size_t>(o.index)] = complete;
-      cc.closed_by_budget[static_cast<size_t>(o.index)] =
-          complete && o.finish_reason == engine::FinishReason::kLength;
-      if (--cc.unfinished == 0) {
-        --in_flight;
-        cv.notify_all();
-      }
-    };
+    K3_ASSIGN_OR_RETURN(auto ids, tokenizer_.Encode(prompt, text::SpecialMode::kNone));
     {
-      std::lock_guard<std::mutex> lock(mu);
-      ++in_flight;
+      std::lock_guard<std::mutex> lock(mu_);
+      ++in_flight_;
     }
-    return (*engine)->Submit({std::vector<int32_t>(ids.begin(), ids.end()), p, on_output}).status();
-  };
-  for (;;) {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return in_flight < f.window || next == cases->size(); });
-    if (next == cases->size()) {
-      cv.wait(lock, [&] { return in_flight == 0; });
-      break;
-    }
-    lock.unlock();
-    if (auto s = submit(next++); !s.ok()) return fail(s);
-    if (++done % 25 == 0) std::fprintf(stderr, "k3 sample: %zu/%zu schemas\n", done, cases->size());
+    auto on_output = [this, i](const engine::RequestOutput& o) { OnOutput(i, o); };
+    return engine_.Submit({std::vector<int32_t>(ids.begin(), ids.end()), p, on_output}).status();
   }
-  (*engine)->Stop();
-  std::ofstream out(f.out);
-  if (!out) return fail(base::NotFound("cannot write " + f.out));
-  for (Case& c : *cases) {
+
+  // Engine thread: appends the tokens; a finished completion records whether it is complete.
+  void OnOutput(size_t i, const engine::RequestOutput& o) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Case& c = cases_[i];
+    const auto index = static_cast<size_t>(o.index);
+    c.tokens[index].insert(c.tokens[index].end(), o.tokens.begin(), o.tokens.end());
+    if (o.finish_reason == engine::FinishReason::kNone) return;
+    const bool complete = o.finish_reason == engine::FinishReason::kStop || o.grammar_complete;
+    c.finished[index] = complete;
+    c.closed_by_budget[index] = complete && o.finish_reason == engine::FinishReason::kLength;
+    if (--c.unfinished == 0) {
+      --in_flight_;
+      cv_.notify_all();
+    }
+  }
+
+  const SampleFlags& f_;
+  const text::Tokenizer& tokenizer_;
+  engine::Engine& engine_;
+  const engine::RunnerInfo info_;
+  const std::shared_ptr<const structured::Vocabulary> vocab_;
+  std::vector<Case>& cases_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int in_flight_ = 0;  // cases submitted and not finished; guarded by mu_
+};
+
+// One JSON line per case: outputs (decoded bytes without the EOS), finished, closed_by_budget;
+// or the schema's compile error.
+base::Status WriteOutputs(const std::string& path, std::vector<Case>& cases,
+                          const text::Tokenizer& tokenizer, int32_t eos_token_id) {
+  std::ofstream out(path);
+  if (!out) return base::NotFound("cannot write " + path);
+  for (Case& c : cases) {
     nlohmann::json line = c.line;
     if (!c.error.empty()) {
       line["error"] = c.error;
     } else {
       line["outputs"] = nlohmann::json::array();
       for (auto& tokens : c.tokens) {
-        if (!tokens.empty() && tokens.back() == info.eos_token_id) tokens.pop_back();
+        if (!tokens.empty() && tokens.back() == eos_token_id) tokens.pop_back();
         std::vector<text::TokenId> ids(tokens.begin(), tokens.end());
-        auto bytes = (*tokenizer)->DecodeBytes(ids);
+        auto bytes = tokenizer.DecodeBytes(ids);
         line["outputs"].push_back(bytes.ok() ? *bytes : std::string());
       }
       line["finished"] = c.finished;
@@ -175,9 +206,22 @@ int RunSample(const SampleFlags& f) {
     }
     out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
-  std::fprintf(stderr, "k3 sample: %zu schemas x %d written to %s\n", cases->size(), f.n,
+  return base::Status::Ok();
+}
+
+base::Status RunSample(const SampleFlags& f) {
+  K3_ASSIGN_OR_RETURN(std::vector<Case> cases, ReadCases(f));
+  base::ThreadPool pool(static_cast<size_t>(f.threads));
+  K3_ASSIGN_OR_RETURN(Loaded loaded, LoadEngine(f, &pool));
+  loaded.engine->Start();
+  const base::Status run = SampleRun(f, loaded, &cases).Run();
+  loaded.engine->Stop();
+  K3_RETURN_IF_ERROR(run);
+  K3_RETURN_IF_ERROR(
+      WriteOutputs(f.out, cases, *loaded.tokenizer, loaded.engine->info().eos_token_id));
+  std::fprintf(stderr, "k3 sample: %zu schemas x %d written to %s\n", cases.size(), f.n,
                f.out.c_str());
-  return 0;
+  return base::Status::Ok();
 }
 
 }  // namespace
@@ -209,7 +253,12 @@ CommandFn AddSampleCommand(CLI::App& app) {
       "Each schema becomes a bare JSON grammar (compact JSON, no chat markup); outputs are\n"
       "decoded bytes without the EOS. Check them with\n"
       "  python3 tests/structured/validate.py generations OUT");
-  return [f] { return RunSample(*f); };
+  return [f] {
+    const base::Status s = RunSample(*f);
+    if (s.ok()) return 0;
+    K3_LOG(kError) << s.ToString();
+    return 1;
+  };
 }
 
 }  // namespace k3::app

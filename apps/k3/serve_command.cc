@@ -48,7 +48,7 @@ base::Result<std::string> ResolveModelDir(const ServeFlags& f) {
   if (!f.model.empty()) return f.model;
   const auto dir = DefaultDemoDir();
   K3_LOG(kInfo) << "no --model: using the embedded demo checkpoint in " << dir.string();
-  K3_RETURN_IF_ERROR(WriteDemoCheckpoint(dir));
+  K3_RETURN_IF_ERROR(model::testing::WriteDemoCheckpoint(dir));
   return dir.string();
 }
 

@@ -2,17 +2,23 @@
 // same seeded workload (`k3 bench serve`'s), and prints the Pareto frontier of output throughput
 // against p90 TTFT/TPOT with the best setting for an SLO. Saves JSON and an SVG of the frontier.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "apps/k3/bench_serve.h"
-#include "apps/k3/child_process.h"
 #include "apps/k3/commands.h"
+#include "base/subprocess.h"
 #include "loadgen/pareto.h"
 #include "loadgen/plot.h"
+#include "loadgen/sweep_grid.h"
 
 namespace k3::app {
 namespace {
@@ -26,8 +32,6 @@ struct SweepFlags {
   std::string work = "k3-sweep";
 };
 
-using Dimension = std::pair<std::string, std::vector<std::string>>;
-
 // The k3 serve flags a grid may vary.
 const std::set<std::string> kSweepable = {"max-batched-tokens",
                                           "max-running",
@@ -38,49 +42,6 @@ const std::set<std::string> kSweepable = {"max-batched-tokens",
                                           "block-size",
                                           "max-model-len"};
 
-base::Result<std::vector<Dimension>> ParseGrid(const std::string& grid) {
-  std::vector<Dimension> dims;
-  std::stringstream parts(grid);
-  for (std::string part; std::getline(parts, part, ';');) {
-    const size_t eq = part.find('=');
-    if (part.empty()) continue;
-    if (eq == std::string::npos || !kSweepable.count(part.substr(0, eq))) {
-      std::string names;
-      for (const auto& n : kSweepable) names += " " + n;
-      return base::InvalidArgument("--grid '" + part + "': want NAME=V1,V2,... with NAME one of" +
-                                   names);
-    }
-    Dimension d{part.substr(0, eq), {}};
-    std::stringstream values(part.substr(eq + 1));
-    for (std::string v; std::getline(values, v, ',');) {
-      if (!v.empty()) d.second.push_back(v);
-    }
-    if (d.second.empty()) return base::InvalidArgument("--grid '" + part + "': no values");
-    dims.push_back(std::move(d));
-  }
-  if (dims.empty()) return base::InvalidArgument("--grid is empty");
-  return dims;
-}
-
-// Every combination, as "--name value" argument lists and a readable label.
-std::vector<std::pair<std::vector<std::string>, std::string>> Combinations(
-    const std::vector<Dimension>& dims) {
-  std::vector<std::pair<std::vector<std::string>, std::string>> out = {{{}, ""}};
-  for (const auto& [name, values] : dims) {
-    std::vector<std::pair<std::vector<std::string>, std::string>> next;
-    for (const auto& [args, label] : out) {
-      for (const std::string& v : values) {
-        auto a = args;
-        a.push_back("--" + name);
-        a.push_back(v);
-        next.push_back({a, label + (label.empty() ? "" : " ") + name + "=" + v});
-      }
-    }
-    out = std::move(next);
-  }
-  return out;
-}
-
 std::vector<std::string> Split(const std::string& text) {
   std::vector<std::string> words;
   std::stringstream in(text);
@@ -88,46 +49,61 @@ std::vector<std::string> Split(const std::string& text) {
   return words;
 }
 
-int RunSweep(SweepFlags& f) {
-  auto dims = ParseGrid(f.grid);
-  if (!dims.ok())
-    return std::fprintf(stderr, "k3 sweep: %s\n", dims.status().ToString().c_str()), 2;
-  auto workload = BuildWorkload(f.bench);
-  if (!workload.ok())
-    return std::fprintf(stderr, "k3 sweep: %s\n", workload.status().ToString().c_str()), 2;
-  std::filesystem::create_directories(f.work);
-  const auto combos = Combinations(*dims);
-  std::vector<loadgen::SweepPoint> points;
-  nlohmann::json runs = nlohmann::json::array();
-  for (size_t i = 0; i < combos.size(); ++i) {
-    const auto& [args, label] = combos[i];
-    std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, combos.size(), label.c_str());
-    std::vector<std::string> serve = {"serve", "--port", "0"};
-    if (!f.model.empty()) serve.insert(serve.end(), {"--model", f.model});
-    for (const std::string& a : Split(f.serve_args)) serve.push_back(a);
-    serve.insert(serve.end(), args.begin(), args.end());
-    loadgen::SweepPoint point{label, 0, 0, 0, true};
-    auto child =
-        ServeChild::Start(serve, f.work + "/point-" + std::to_string(i), std::chrono::seconds(180));
-    if (child.ok()) {
-      BenchServeFlags bench = f.bench;  // same seed every point: the same texts and arrivals
-      bench.url = child->url();
-      auto outcome = BenchOnce(bench, *workload, f.rate);
-      child->Stop();
-      if (outcome.ok() && outcome->summary.failed == 0) {
-        const auto& s = outcome->summary;
-        point = {label, s.output_tokens_per_s, s.ttft.p90, s.tpot.p90, false};
-        runs.push_back({{"setting", label}, {"summary", loadgen::ToJson(s)}});
-      } else {
-        std::fprintf(stderr, "  failed: %s\n",
-                     outcome.ok() ? "some requests failed" : outcome.status().ToString().c_str());
-      }
-    } else {
-      std::fprintf(stderr, "  %s\n", child.status().ToString().c_str());
-    }
-    points.push_back(point);
+// Starts this binary as `k3 serve ARGS` with its output in LOG_PREFIX.out / .log, and waits up to
+// 180 s for its "listening on http://..." line. Returns the process and the URL.
+base::Result<std::pair<base::Subprocess, std::string>> StartServe(std::vector<std::string> args,
+                                                                  const std::string& log_prefix) {
+  base::SubprocessOptions options;
+  options.program = "/proc/self/exe";
+  options.argv = {"k3"};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  options.stdout_path = log_prefix + ".out";
+  options.stderr_path = log_prefix + ".log";
+  auto child = base::Subprocess::Start(options);
+  if (!child.ok()) return child.status();
+  const std::regex listening("listening on (http://[0-9.]+:[0-9]+)");
+  auto url = child->WaitForOutput(listening, std::chrono::seconds(180));
+  if (url.ok()) return std::make_pair(std::move(*child), std::move(*url));
+  const bool exited = url.status().code() == base::StatusCode::kFailedPrecondition;
+  child->Stop(std::chrono::seconds(0));  // SIGTERM then at once SIGKILL, as a hung start deserves
+  return base::Status(
+      base::StatusCode::kUnavailable,
+      std::string(exited ? "k3 serve exited before listening" : "k3 serve did not start") +
+          "; see " + options.stderr_path);
+}
+
+// Runs `k3 serve` with the point's settings and drives it with the sweep's workload. A point that
+// fails (the server, or any request) is returned marked failed; its summary is added to `runs`.
+loadgen::SweepPoint MeasurePoint(const SweepFlags& f, const loadgen::Workload& workload,
+                                 const loadgen::GridPoint& grid_point, size_t index,
+                                 nlohmann::json* runs) {
+  std::vector<std::string> serve = {"serve", "--port", "0"};
+  if (!f.model.empty()) serve.insert(serve.end(), {"--model", f.model});
+  for (const std::string& a : Split(f.serve_args)) serve.push_back(a);
+  serve.insert(serve.end(), grid_point.args.begin(), grid_point.args.end());
+  const std::string& label = grid_point.label;
+  auto child = StartServe(serve, f.work + "/point-" + std::to_string(index));
+  if (!child.ok()) {
+    std::fprintf(stderr, "  %s\n", child.status().ToString().c_str());
+    return {label, 0, 0, 0, true};
   }
-  const auto frontier = loadgen::ParetoFrontier(points);
+  BenchServeFlags bench = f.bench;  // same seed every point: the same texts and arrivals
+  bench.url = child->second;
+  auto outcome = BenchOnce(bench, workload, f.rate);
+  child->first.Stop();
+  if (!outcome.ok() || outcome->summary.failed != 0) {
+    std::fprintf(stderr, "  failed: %s\n",
+                 outcome.ok() ? "some requests failed" : outcome.status().ToString().c_str());
+    return {label, 0, 0, 0, true};
+  }
+  const auto& s = outcome->summary;
+  runs->push_back({{"setting", label}, {"summary", loadgen::ToJson(s)}});
+  return {label, s.output_tokens_per_s, s.ttft.p90, s.tpot.p90, false};
+}
+
+// The table on stdout: every point, frontier points starred, then the recommendation.
+void PrintTable(const SweepFlags& f, const std::vector<loadgen::SweepPoint>& points,
+                const std::vector<size_t>& frontier, std::optional<size_t> best) {
   const std::set<size_t> on_frontier(frontier.begin(), frontier.end());
   std::printf("%-56s %10s %12s %12s  %s\n", "setting", "out tok/s", "TTFT p90 ms", "TPOT p90 ms",
               "frontier");
@@ -140,10 +116,17 @@ int RunSweep(SweepFlags& f) {
     std::printf("%-56s %10.1f %12.1f %12.1f  %s\n", p.setting.c_str(), p.throughput, p.ttft_p90_ms,
                 p.tpot_p90_ms, on_frontier.count(i) ? "*" : "");
   }
-  const auto best = loadgen::Recommend(points, f.bench.slo.ttft_ms, f.bench.slo.tpot_ms);
   std::printf("recommended for p90 TTFT <= %g ms, p90 TPOT <= %g ms (0 = no limit): %s\n",
               f.bench.slo.ttft_ms, f.bench.slo.tpot_ms,
               best ? points[*best].setting.c_str() : "none meets the SLO");
+}
+
+// WORK/sweep.json (grid, workload, seed, every run's summary, frontier, recommendation) and
+// WORK/frontier.svg (throughput against p90 TTFT, all points and the frontier line).
+void WriteReport(const SweepFlags& f, const std::string& workload_name,
+                 const std::vector<loadgen::SweepPoint>& points,
+                 const std::vector<size_t>& frontier, std::optional<size_t> best,
+                 const nlohmann::json& runs) {
   nlohmann::json frontier_json = nlohmann::json::array();
   loadgen::Series all{"all settings", {}, false}, line{"Pareto frontier", {}};
   for (const auto& p : points) {
@@ -155,7 +138,7 @@ int RunSweep(SweepFlags& f) {
   }
   const nlohmann::json report = {
       {"grid", f.grid},
-      {"workload", workload->name},
+      {"workload", workload_name},
       {"seed", f.bench.seed},
       {"runs", runs},
       {"frontier", frontier_json},
@@ -164,6 +147,30 @@ int RunSweep(SweepFlags& f) {
   std::ofstream(f.work + "/frontier.svg") << loadgen::LinePlotSvg(
       "k3 sweep: " + f.grid, "output tokens/s", "TTFT p90 (ms)", {all, line});
   std::fprintf(stderr, "wrote %s/sweep.json and %s/frontier.svg\n", f.work.c_str(), f.work.c_str());
+}
+
+int RunSweep(SweepFlags& f) {
+  auto dims = loadgen::ParseGrid(f.grid, kSweepable);
+  if (!dims.ok()) {
+    const base::Status error = base::InvalidArgument("--grid " + dims.status().message());
+    std::fprintf(stderr, "k3 sweep: %s\n", error.ToString().c_str());
+    return 2;
+  }
+  auto workload = BuildWorkload(f.bench);
+  if (!workload.ok())
+    return std::fprintf(stderr, "k3 sweep: %s\n", workload.status().ToString().c_str()), 2;
+  std::filesystem::create_directories(f.work);
+  const std::vector<loadgen::GridPoint> grid = loadgen::ExpandGrid(*dims);
+  std::vector<loadgen::SweepPoint> points;
+  nlohmann::json runs = nlohmann::json::array();
+  for (size_t i = 0; i < grid.size(); ++i) {
+    std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, grid.size(), grid[i].label.c_str());
+    points.push_back(MeasurePoint(f, *workload, grid[i], i, &runs));
+  }
+  const auto frontier = loadgen::ParetoFrontier(points);
+  const auto best = loadgen::Recommend(points, f.bench.slo.ttft_ms, f.bench.slo.tpot_ms);
+  PrintTable(f, points, frontier, best);
+  WriteReport(f, workload->name, points, frontier, best, runs);
   return frontier.empty() ? 1 : 0;
 }
 

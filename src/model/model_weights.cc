@@ -1,7 +1,9 @@
 #include "model/model_weights.h"
 
 #include <string>
+#include <string_view>
 
+#include "model/tensor_schema.h"
 #include "tensor/numeric.h"
 
 namespace k3::model {
@@ -10,28 +12,25 @@ namespace {
 using tensor::DType;
 using tensor::TensorView;
 
-// Binds tensors by name with the checks every load must make; `prefix` is "" or
-// "language_model." (K3 and K2.5 nest the text model).
+// Binds the schema's tensors (tensor_schema.h) with the checks every load must make.
 class Binder {
  public:
-  Binder(const weights::Checkpoint& checkpoint, const ModelConfig& config, std::string prefix)
-      : checkpoint_(checkpoint), config_(config), prefix_(std::move(prefix)) {}
+  Binder(const weights::Checkpoint& checkpoint, const ModelConfig& config)
+      : checkpoint_(checkpoint), config_(config) {}
 
-  const std::string& prefix() const { return prefix_; }
-
-  // A [rows, cols] Linear weight named `base` (".weight", or ".weight_packed" + ".weight_scale"
-  // for MXFP4, or F8_E4M3 ".weight" + ".weight_scale_inv" for block FP8).
-  base::Status Matrix(const std::string& base, int64_t rows, int64_t cols, WeightMatrix* out) {
-    const std::string name = prefix_ + base;
-    out->rows = rows;
-    out->cols = cols;
+  // A [rows, cols] Linear weight: NAME.weight (F32/BF16/F16, or F8_E4M3 + NAME.weight_scale_inv
+  // for block FP8), or NAME.weight_packed + NAME.weight_scale for MXFP4 (whichever the checkpoint
+  // holds).
+  base::Status Matrix(const TensorSpec& spec, WeightMatrix* out) {
+    const std::string& name = spec.name;
+    out->rows = spec.rows();
+    out->cols = spec.cols();
     if (checkpoint_.Contains(name + ".weight_packed")) return Mxfp4(name, out);
     K3_ASSIGN_OR_RETURN(TensorView view, checkpoint_.Get(name + ".weight"));
-    const std::vector<int64_t> shape = {rows, cols};
-    if (view.shape != shape) {
+    if (view.shape != spec.shape) {
       return base::InvalidArgument("tensor '" + name + ".weight' has shape " +
                                    tensor::ShapeToString(view.shape) + ", expected " +
-                                   tensor::ShapeToString(shape));
+                                   tensor::ShapeToString(spec.shape));
     }
     out->data = view.bytes.data();
     switch (view.dtype) {
@@ -52,12 +51,13 @@ class Binder {
     }
   }
 
-  // A float vector of `n` elements (any shape with that many elements, BF16/F16/F32).
-  base::Status Vector(const std::string& base, int64_t n, std::vector<float>* out,
-                      bool allow_longer = false) {
-    const std::string name = prefix_ + base;
+  // A float vector of spec.elements elements (any shape with that many, or more when the spec
+  // allows a longer one; BF16/F16/F32).
+  base::Status Vector(const TensorSpec& spec, std::vector<float>* out) {
+    const std::string& name = spec.name;
+    const int64_t n = spec.elements;
     K3_ASSIGN_OR_RETURN(TensorView view, checkpoint_.Get(name));
-    if (view.numel() != n && !(allow_longer && view.numel() > n)) {
+    if (view.numel() != n && !(spec.may_be_longer && view.numel() > n)) {
       return base::InvalidArgument("tensor '" + name + "' has shape " +
                                    tensor::ShapeToString(view.shape) + ", expected " +
                                    std::to_string(n) + " elements");
@@ -117,155 +117,138 @@ class Binder {
 
   const weights::Checkpoint& checkpoint_;
   const ModelConfig& config_;
-  std::string prefix_;
 };
 
-base::Status LoadMlp(Binder& b, const std::string& base, const char* gate, const char* up,
-                     const char* down, int64_t in, int64_t hidden, MlpWeights* out) {
-  K3_RETURN_IF_ERROR(b.Matrix(base + gate, hidden, in, &out->gate));
-  K3_RETURN_IF_ERROR(b.Matrix(base + up, hidden, in, &out->up));
-  return b.Matrix(base + down, in, hidden, &out->down);
+base::Status LoadMlp(Binder& b, const MlpTensors& t, MlpWeights* out) {
+  K3_RETURN_IF_ERROR(b.Matrix(t.gate, &out->gate));
+  K3_RETURN_IF_ERROR(b.Matrix(t.up, &out->up));
+  return b.Matrix(t.down, &out->down);
 }
 
-base::Status LoadKda(Binder& b, const ModelConfig& c, const std::string& p, KdaWeights* w) {
-  const int64_t d = c.hidden, h = c.kda.num_heads, k = c.kda.head_dim, pd = h * k;
-  const int64_t taps = c.kda.conv_kernel;
-  K3_RETURN_IF_ERROR(b.Matrix(p + "q_proj", pd, d, &w->q));
-  K3_RETURN_IF_ERROR(b.Matrix(p + "k_proj", pd, d, &w->k));
-  K3_RETURN_IF_ERROR(b.Matrix(p + "v_proj", pd, d, &w->v));
-  K3_RETURN_IF_ERROR(b.Vector(p + "q_conv1d.weight", pd * taps, &w->q_conv));
-  K3_RETURN_IF_ERROR(b.Vector(p + "k_conv1d.weight", pd * taps, &w->k_conv));
-  K3_RETURN_IF_ERROR(b.Vector(p + "v_conv1d.weight", pd * taps, &w->v_conv));
-  K3_RETURN_IF_ERROR(b.Matrix(p + "f_a_proj", k, d, &w->f_a));
-  K3_RETURN_IF_ERROR(b.Matrix(p + "f_b_proj", pd, k, &w->f_b));
-  K3_RETURN_IF_ERROR(b.Matrix(p + "b_proj", h, d, &w->beta));
-  // K3 stores A_log with head_dim entries and uses the first num_heads (spec §13.5).
-  K3_RETURN_IF_ERROR(b.Vector(p + "A_log", h, &w->a_log, /*allow_longer=*/true));
-  K3_RETURN_IF_ERROR(b.Vector(p + "dt_bias", pd, &w->dt_bias));
+base::Status LoadKda(Binder& b, const ModelConfig& c, const KdaTensors& t, KdaWeights* w) {
+  K3_RETURN_IF_ERROR(b.Matrix(t.q, &w->q));
+  K3_RETURN_IF_ERROR(b.Matrix(t.k, &w->k));
+  K3_RETURN_IF_ERROR(b.Matrix(t.v, &w->v));
+  K3_RETURN_IF_ERROR(b.Vector(t.q_conv, &w->q_conv));
+  K3_RETURN_IF_ERROR(b.Vector(t.k_conv, &w->k_conv));
+  K3_RETURN_IF_ERROR(b.Vector(t.v_conv, &w->v_conv));
+  K3_RETURN_IF_ERROR(b.Matrix(t.f_a, &w->f_a));
+  K3_RETURN_IF_ERROR(b.Matrix(t.f_b, &w->f_b));
+  K3_RETURN_IF_ERROR(b.Matrix(t.beta, &w->beta));
+  K3_RETURN_IF_ERROR(b.Vector(t.a_log, &w->a_log));
+  K3_RETURN_IF_ERROR(b.Vector(t.dt_bias, &w->dt_bias));
   if (c.kda.full_rank_output_gate) {
-    K3_RETURN_IF_ERROR(b.Matrix(p + "g_proj", pd, d, &w->g));
+    K3_RETURN_IF_ERROR(b.Matrix(t.g, &w->g));
   } else {
-    K3_RETURN_IF_ERROR(b.Matrix(p + "g_a_proj", k, d, &w->g_a));
-    K3_RETURN_IF_ERROR(b.Matrix(p + "g_b_proj", pd, k, &w->g_b));
+    K3_RETURN_IF_ERROR(b.Matrix(t.g_a, &w->g_a));
+    K3_RETURN_IF_ERROR(b.Matrix(t.g_b, &w->g_b));
   }
-  K3_RETURN_IF_ERROR(b.Vector(p + "o_norm.weight", k, &w->o_norm));
-  return b.Matrix(p + "o_proj", d, pd, &w->o);
+  K3_RETURN_IF_ERROR(b.Vector(t.o_norm, &w->o_norm));
+  return b.Matrix(t.o, &w->o);
 }
 
-base::Status LoadMla(Binder& b, const ModelConfig& c, const std::string& p, MlaWeights* w) {
+base::Status LoadMla(Binder& b, const ModelConfig& c, const MlaTensors& t, MlaWeights* w) {
   const MlaConfig& m = c.mla;
-  const int64_t d = c.hidden, h = m.num_heads;
   if (m.q_lora_rank > 0) {
-    K3_RETURN_IF_ERROR(b.Matrix(p + "q_a_proj", m.q_lora_rank, d, &w->q_a));
-    K3_RETURN_IF_ERROR(b.Vector(p + "q_a_layernorm.weight", m.q_lora_rank, &w->q_a_norm));
-    K3_RETURN_IF_ERROR(b.Matrix(p + "q_b_proj", h * m.qk_dim(), m.q_lora_rank, &w->q_b));
+    K3_RETURN_IF_ERROR(b.Matrix(t.q_a, &w->q_a));
+    K3_RETURN_IF_ERROR(b.Vector(t.q_a_norm, &w->q_a_norm));
+    K3_RETURN_IF_ERROR(b.Matrix(t.q_b, &w->q_b));
   } else {
-    K3_RETURN_IF_ERROR(b.Matrix(p + "q_proj", h * m.qk_dim(), d, &w->q));
+    K3_RETURN_IF_ERROR(b.Matrix(t.q, &w->q));
   }
-  K3_RETURN_IF_ERROR(b.Matrix(p + "kv_a_proj_with_mqa", m.cache_dim(), d, &w->kv_a));
-  K3_RETURN_IF_ERROR(b.Vector(p + "kv_a_layernorm.weight", m.kv_lora_rank, &w->kv_a_norm));
-  const int64_t kv_b_rows = h * (m.qk_nope_dim + m.v_head_dim);
-  K3_RETURN_IF_ERROR(b.Matrix(p + "kv_b_proj", kv_b_rows, m.kv_lora_rank, &w->kv_b));
+  K3_RETURN_IF_ERROR(b.Matrix(t.kv_a, &w->kv_a));
+  K3_RETURN_IF_ERROR(b.Vector(t.kv_a_norm, &w->kv_a_norm));
+  K3_RETURN_IF_ERROR(b.Matrix(t.kv_b, &w->kv_b));
+  const int64_t kv_b_rows = t.kv_b.rows();
   w->kv_b_f32.resize(kv_b_rows * m.kv_lora_rank);
   for (int64_t r = 0; r < kv_b_rows; ++r) {
     kernels::DequantizeRow(w->kv_b, r, w->kv_b_f32.data() + r * m.kv_lora_rank);
   }
-  if (m.output_gate) K3_RETURN_IF_ERROR(b.Matrix(p + "g_proj", h * m.v_head_dim, d, &w->g));
-  return b.Matrix(p + "o_proj", d, h * m.v_head_dim, &w->o);
+  if (m.output_gate) K3_RETURN_IF_ERROR(b.Matrix(t.g, &w->g));
+  return b.Matrix(t.o, &w->o);
 }
 
-base::Status LoadMoe(Binder& b, const ModelConfig& c, const std::string& p, MoeWeights* w) {
+base::Status LoadMoe(Binder& b, const ModelConfig& c, const MoeTensors& t, MoeWeights* w) {
   const MoeConfig& m = c.moe;
-  const bool kimi = c.family != Family::kDeepseekV3;
-  const std::string moe = p + (kimi ? "block_sparse_moe." : "mlp.");
-  K3_RETURN_IF_ERROR(b.Matrix(moe + "gate", m.num_experts, c.hidden, &w->router));
-  K3_RETURN_IF_ERROR(
-      b.Vector(moe + "gate.e_score_correction_bias", m.num_experts, &w->correction_bias));
-  const int64_t width = m.latent_dim > 0 ? m.latent_dim : c.hidden;
+  K3_RETURN_IF_ERROR(b.Matrix(t.router, &w->router));
+  K3_RETURN_IF_ERROR(b.Vector(t.correction_bias, &w->correction_bias));
   w->experts.resize(m.num_experts);
   for (int e = 0; e < m.num_experts; ++e) {
-    const std::string base = moe + "experts." + std::to_string(e) + ".";
-    K3_RETURN_IF_ERROR(
-        kimi ? LoadMlp(b, base, "w1", "w3", "w2", width, m.intermediate, &w->experts[e])
-             : LoadMlp(b, base, "gate_proj", "up_proj", "down_proj", width, m.intermediate,
-                       &w->experts[e]));
+    K3_RETURN_IF_ERROR(LoadMlp(b, t.experts[e], &w->experts[e]));
   }
   w->has_shared = m.num_shared > 0;
-  if (w->has_shared) {
-    K3_RETURN_IF_ERROR(LoadMlp(b, moe + "shared_experts.", "gate_proj", "up_proj", "down_proj",
-                               c.hidden, int64_t{m.intermediate} * m.num_shared, &w->shared));
-  }
+  if (w->has_shared) K3_RETURN_IF_ERROR(LoadMlp(b, t.shared, &w->shared));
   if (m.latent_dim > 0) {
-    K3_RETURN_IF_ERROR(
-        b.Matrix(moe + "routed_expert_down_proj", m.latent_dim, c.hidden, &w->latent_down));
-    K3_RETURN_IF_ERROR(
-        b.Matrix(moe + "routed_expert_up_proj", c.hidden, m.latent_dim, &w->latent_up));
-    if (m.latent_norm) {
-      K3_RETURN_IF_ERROR(
-          b.Vector(moe + "routed_expert_norm.weight", m.latent_dim, &w->latent_norm));
-    }
+    K3_RETURN_IF_ERROR(b.Matrix(t.latent_down, &w->latent_down));
+    K3_RETURN_IF_ERROR(b.Matrix(t.latent_up, &w->latent_up));
+    if (m.latent_norm) K3_RETURN_IF_ERROR(b.Vector(t.latent_norm, &w->latent_norm));
   }
   return base::Status::Ok();
 }
 
 // Folds an AttnRes site's RMSNorm weight and pseudo-query projection into one score vector.
-base::Status LoadAttnResScore(Binder& b, const std::string& site, int64_t d,
-                              std::vector<float>* score) {
+base::Status LoadAttnResScore(Binder& b, const AttnResTensors& t, std::vector<float>* score) {
   std::vector<float> norm, proj;
-  K3_RETURN_IF_ERROR(b.Vector(site + "_norm.weight", d, &norm));
-  K3_RETURN_IF_ERROR(b.Vector(site + "_proj.weight", d, &proj));
-  score->resize(d);
-  for (int64_t i = 0; i < d; ++i) (*score)[i] = norm[i] * proj[i];
+  K3_RETURN_IF_ERROR(b.Vector(t.norm, &norm));
+  K3_RETURN_IF_ERROR(b.Vector(t.proj, &proj));
+  score->resize(norm.size());
+  for (size_t i = 0; i < norm.size(); ++i) (*score)[i] = norm[i] * proj[i];
   return base::Status::Ok();
 }
 
-base::Status LoadLayer(Binder& b, const ModelConfig& c, int layer, int kind_index,
-                       LayerWeights* w) {
-  const std::string p = "model.layers." + std::to_string(layer) + ".";
-  w->kind = c.layer_kinds[layer];
+base::Status LoadLayer(Binder& b, const ModelConfig& c, std::string_view prefix, int layer,
+                       int kind_index, LayerWeights* w) {
+  const LayerTensors t = LayerTensorsOf(c, prefix, layer);
+  w->kind = t.kind;
   w->kind_index = kind_index;
-  K3_RETURN_IF_ERROR(b.Vector(p + "input_layernorm.weight", c.hidden, &w->input_norm));
-  K3_RETURN_IF_ERROR(b.Vector(p + "post_attention_layernorm.weight", c.hidden, &w->post_norm));
+  K3_RETURN_IF_ERROR(b.Vector(t.input_norm, &w->input_norm));
+  K3_RETURN_IF_ERROR(b.Vector(t.post_norm, &w->post_norm));
   if (w->kind == LayerKind::kKda) {
-    K3_RETURN_IF_ERROR(LoadKda(b, c, p + "self_attn.", &w->kda));
+    K3_RETURN_IF_ERROR(LoadKda(b, c, t.kda, &w->kda));
   } else {
-    K3_RETURN_IF_ERROR(LoadMla(b, c, p + "self_attn.", &w->mla));
+    K3_RETURN_IF_ERROR(LoadMla(b, c, t.mla, &w->mla));
   }
-  w->moe = c.is_moe_layer(layer);
+  w->moe = t.moe;
   if (w->moe) {
-    K3_RETURN_IF_ERROR(LoadMoe(b, c, p, &w->moe_weights));
+    K3_RETURN_IF_ERROR(LoadMoe(b, c, t.moe_tensors, &w->moe_weights));
   } else {
-    K3_RETURN_IF_ERROR(LoadMlp(b, p + "mlp.", "gate_proj", "up_proj", "down_proj", c.hidden,
-                               c.dense_intermediate, &w->dense));
+    K3_RETURN_IF_ERROR(LoadMlp(b, t.dense, &w->dense));
   }
   if (c.attn_res_block_size > 0) {
-    K3_RETURN_IF_ERROR(LoadAttnResScore(b, p + "self_attention_res", c.hidden, &w->attn_res_score));
-    K3_RETURN_IF_ERROR(LoadAttnResScore(b, p + "mlp_res", c.hidden, &w->mlp_res_score));
+    K3_RETURN_IF_ERROR(LoadAttnResScore(b, t.attn_res, &w->attn_res_score));
+    K3_RETURN_IF_ERROR(LoadAttnResScore(b, t.mlp_res, &w->mlp_res_score));
   }
   return base::Status::Ok();
+}
+
+// K3 and K2.5 nest the text model under "language_model."; the others use no prefix. Told apart
+// by where the embedding is, so either spelling loads for any family.
+std::string_view DetectPrefix(const weights::Checkpoint& checkpoint, const ModelConfig& config) {
+  const std::string_view nested = CheckpointPrefix(Family::kKimiK3);
+  const bool is_nested = checkpoint.Contains(OuterTensorsOf(config, nested).embed.name + ".weight");
+  return is_nested ? nested : "";
 }
 
 }  // namespace
 
 base::Result<ModelWeights> LoadModelWeights(const weights::Checkpoint& checkpoint,
                                             const ModelConfig& config) {
-  const std::string prefix =
-      checkpoint.Contains("language_model.model.embed_tokens.weight") ? "language_model." : "";
-  Binder b(checkpoint, config, prefix);
+  const std::string_view prefix = DetectPrefix(checkpoint, config);
+  Binder b(checkpoint, config);
+  const OuterTensors outer = OuterTensorsOf(config, prefix);
   ModelWeights w;
-  K3_RETURN_IF_ERROR(b.Matrix("model.embed_tokens", config.vocab, config.hidden, &w.embed));
-  K3_RETURN_IF_ERROR(b.Vector("model.norm.weight", config.hidden, &w.final_norm));
-  K3_RETURN_IF_ERROR(b.Matrix("lm_head", config.vocab, config.hidden, &w.lm_head));
+  K3_RETURN_IF_ERROR(b.Matrix(outer.embed, &w.embed));
+  K3_RETURN_IF_ERROR(b.Vector(outer.final_norm, &w.final_norm));
+  K3_RETURN_IF_ERROR(b.Matrix(outer.lm_head, &w.lm_head));
   if (config.attn_res_block_size > 0) {
-    K3_RETURN_IF_ERROR(
-        LoadAttnResScore(b, "model.output_attn_res", config.hidden, &w.output_res_score));
+    K3_RETURN_IF_ERROR(LoadAttnResScore(b, outer.output_res, &w.output_res_score));
   }
   w.layers.resize(config.num_layers);
   int kda_index = 0, mla_index = 0;
   for (int layer = 0; layer < config.num_layers; ++layer) {
     const bool kda = config.layer_kinds[layer] == LayerKind::kKda;
     K3_RETURN_IF_ERROR(
-        LoadLayer(b, config, layer, kda ? kda_index++ : mla_index++, &w.layers[layer]));
+        LoadLayer(b, config, prefix, layer, kda ? kda_index++ : mla_index++, &w.layers[layer]));
   }
   return w;
 }

@@ -1,7 +1,8 @@
 // The tensors of one checkpoint bound to the layers that use them. Large matrices stay in the
 // memory-mapped shards (kernels::WeightMatrix views); vectors (norms, biases, conv taps) and the
 // MLA kv_b matrix (read per head by the absorbed decode form) are converted to owned float32.
-// Loading checks every tensor's dtype and shape, so a wrong checkpoint fails here, naming it.
+// Loading checks every tensor's dtype and shape, so a wrong checkpoint fails here, naming it. The
+// names and shapes come from the tensor schema (tensor_schema.h), which the writers share.
 #pragma once
 
 #include <vector>

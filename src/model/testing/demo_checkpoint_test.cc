@@ -1,6 +1,6 @@
 // The demo checkpoint: its tokenizer loads with K3's special layout, the model loads and generates,
 // writing is deterministic and idempotent, and an incomplete folder is repaired.
-#include "apps/k3/demo_checkpoint.h"
+#include "model/testing/demo_checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,7 +19,7 @@
 #include "testing/paths.h"
 #include "text/tokenizer/tokenizer.h"
 
-namespace k3::app {
+namespace k3::model::testing {
 namespace {
 
 namespace fs = std::filesystem;
@@ -218,34 +217,17 @@ TEST_F(DemoCheckpointTest, IncompleteFolderIsRewritten) {
   EXPECT_TRUE(ReadAllFiles(dir_) == ReadAllFiles(broken));
 }
 
-// Restores one environment variable when it goes out of scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() { had_ ? setenv(name_, old_.c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
-
-TEST(DefaultDemoDirTest, UsesXdgCacheHomeThenHome) {
+TEST(DemoCacheDirTest, UsesXdgCacheHomeThenHome) {
   const fs::path root = TempRoot() / "env";
-  {
-    ScopedEnv home("HOME", (root / "home").string());
-    ScopedEnv xdg("XDG_CACHE_HOME", (root / "xdg").string());
-    EXPECT_EQ(DefaultDemoDir(), root / "xdg" / "k3serve" / "demo-v2");
-    ScopedEnv relative("XDG_CACHE_HOME", "relative");  // the XDG spec ignores relative paths
-    EXPECT_EQ(DefaultDemoDir(), root / "home" / ".cache" / "k3serve" / "demo-v2");
-  }
+  DemoDirEnvironment env{(root / "xdg").string(), (root / "home").string(), root / "tmp"};
+  EXPECT_EQ(DemoCacheDir(env), root / "xdg" / "k3serve" / "demo-v2");
+  env.xdg_cache_home = "relative";  // the XDG spec ignores relative paths
+  EXPECT_EQ(DemoCacheDir(env), root / "home" / ".cache" / "k3serve" / "demo-v2");
+  env.xdg_cache_home.clear();
+  env.home.clear();
+  EXPECT_EQ(DemoCacheDir(env), root / "tmp" / "k3serve" / "demo-v2");
   fs::remove_all(TempRoot());
 }
 
 }  // namespace
-}  // namespace k3::app
+}  // namespace k3::model::testing
