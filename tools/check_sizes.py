@@ -346,7 +346,9 @@ def check(root, files, ctags="ctags"):
 
 
 def tracked_files(root):
-    proc = subprocess.run(["git", "ls-files", *PATTERNS], capture_output=True, text=True, cwd=root)
+    # Tracked and new (not ignored) files: a clean clone in CI and a work tree in progress alike.
+    proc = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", *PATTERNS],
+                          capture_output=True, text=True, cwd=root)
     if proc.returncode != 0:
         sys.exit(f"size budget: git ls-files failed in {root}: {proc.stderr.strip()}")
     return [f for f in proc.stdout.splitlines() if (root / f).is_file()]
