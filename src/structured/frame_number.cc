@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "structured/frame_internal.h"
@@ -138,89 +139,100 @@ bool InBounds(const SchemaNode& n, const Digits& d, uint64_t ip, uint64_t fp) {
   return Meets(n, d.negative, v, v, false);
 }
 
-}  // namespace
+// What a number may contain, fixed by its node.
+struct NumberSyntax {
+  bool plain;         // no schema node: no bounds, so the digits are not accumulated
+  bool integer_only;  // no fraction, no exponent
+  bool exponent_ok;   // only plain numbers (bounds are checked on int.frac values)
+};
 
-StepResult StepNumber(const Grammar& g, Frame& f, int32_t e) {
-  const bool plain = f.node < 0;
-  const bool integer_only =
-      f.node == kPlainIntegerNode || (!plain && !(g.node(f.node).types & kNumber));
-  const bool exponent_ok = plain && !integer_only;
-  Digits d = Unpack(f.a);
-  auto s = static_cast<NumState>(f.state);
+// Sign and integer part (s in kStart..kInt): the state after byte e, with the digit count and
+// the integer accumulator f->c updated; kStart when e ends the number; nullopt to reject e.
+std::optional<NumState> AdvanceInteger(const NumberSyntax& syntax, NumState s, int32_t e, Digits* d,
+                                       Frame* f) {
   const bool digit = e >= '0' && e <= '9';
   const int v = e - '0';
-  NumState next = s;
   switch (s) {
     case kStart:
       if (e == '-') {
-        next = kMinus;
-        d.negative = true;
-        break;
+        d->negative = true;
+        return kMinus;
       }
       [[fallthrough]];
     case kMinus:
-      if (!digit) return MakeStep(StepKind::kReject);
-      next = v == 0 ? kZero : kInt;
-      if (v != 0) {
-        d.int_digits = 1;
-        if (!plain) f.c = static_cast<uint64_t>(v);
+      if (!digit) return std::nullopt;
+      if (v == 0) return kZero;
+      d->int_digits = 1;
+      if (!syntax.plain) f->c = static_cast<uint64_t>(v);
+      return kInt;
+    default:  // kZero, kInt
+      if (digit && s == kInt && d->int_digits < kMaxDigits) {
+        ++d->int_digits;
+        if (!syntax.plain) f->c = f->c * 10 + static_cast<uint64_t>(v);
+        return kInt;
       }
-      break;
-    case kZero:
-    case kInt:
-      if (digit && s == kInt && d.int_digits < kMaxDigits) {
-        ++d.int_digits;
-        if (!plain) f.c = f.c * 10 + static_cast<uint64_t>(v);
-      } else if (e == '.' && !integer_only) {
-        next = kDot;
-      } else if ((e == 'e' || e == 'E') && exponent_ok) {
-        next = kExpMark;
-      } else {
-        next = kStart;  // the number ends before e
-      }
-      break;
+      if (e == '.' && !syntax.integer_only) return kDot;
+      if ((e == 'e' || e == 'E') && syntax.exponent_ok) return kExpMark;
+      return kStart;  // the number ends before e
+  }
+}
+
+// Fraction and exponent (s in kDot..kExp): as AdvanceInteger, with the fraction accumulator f->d.
+std::optional<NumState> AdvanceFraction(const NumberSyntax& syntax, NumState s, int32_t e,
+                                        Digits* d, Frame* f) {
+  const bool digit = e >= '0' && e <= '9';
+  const int v = e - '0';
+  switch (s) {
     case kDot:
     case kFrac:
-      if (digit && d.frac_digits < kMaxDigits) {
-        next = kFrac;
-        ++d.frac_digits;
-        if (!plain) f.d = f.d * 10 + static_cast<uint64_t>(v);
-      } else if (s == kFrac && (e == 'e' || e == 'E') && exponent_ok) {
-        next = kExpMark;
-      } else if (s == kFrac) {
-        next = kStart;
-      } else {
-        return MakeStep(StepKind::kReject);
+      if (digit && d->frac_digits < kMaxDigits) {
+        ++d->frac_digits;
+        if (!syntax.plain) f->d = f->d * 10 + static_cast<uint64_t>(v);
+        return kFrac;
       }
-      break;
+      if (s == kFrac && (e == 'e' || e == 'E') && syntax.exponent_ok) return kExpMark;
+      if (s == kFrac) return kStart;
+      return std::nullopt;
     case kExpMark:
-      if (e == '+' || e == '-') {
-        next = kExpSign;
-        break;
-      }
+      if (e == '+' || e == '-') return kExpSign;
       [[fallthrough]];
     case kExpSign:
-      if (!digit) return MakeStep(StepKind::kReject);
-      next = kExp;
-      d.exp_digits = 1;
-      break;
-    case kExp:
-      if (digit && d.exp_digits < kMaxExpDigits) {
-        ++d.exp_digits;
-      } else {
-        next = kStart;
+      if (!digit) return std::nullopt;
+      d->exp_digits = 1;
+      return kExp;
+    default:  // kExp
+      if (digit && d->exp_digits < kMaxExpDigits) {
+        ++d->exp_digits;
+        return kExp;
       }
-      break;
+      return kStart;
   }
-  if (next == kStart) {  // e is not part of the number: finish if the number is complete
+}
+
+}  // namespace
+
+StepResult StepNumber(const Grammar& g, Frame& f, int32_t e) {
+  NumberSyntax syntax;
+  syntax.plain = f.node < 0;
+  syntax.integer_only =
+      f.node == kPlainIntegerNode || (!syntax.plain && !(g.node(f.node).types & kNumber));
+  syntax.exponent_ok = syntax.plain && !syntax.integer_only;
+  Digits d = Unpack(f.a);
+  const auto s = static_cast<NumState>(f.state);
+  const std::optional<NumState> next =
+      s <= kInt ? AdvanceInteger(syntax, s, e, &d, &f) : AdvanceFraction(syntax, s, e, &d, &f);
+  if (!next) return MakeStep(StepKind::kReject);
+  if (*next == kStart) {  // e is not part of the number: finish if the number is complete
     const bool complete = s == kZero || s == kInt || s == kFrac || s == kExp;
-    if (!complete || (!plain && !InBounds(g.node(f.node), d, f.c, f.d))) {
+    if (!complete || (!syntax.plain && !InBounds(g.node(f.node), d, f.c, f.d))) {
       return MakeStep(StepKind::kReject);
     }
     return MakeStep(StepKind::kPopRetry);
   }
-  if (!plain && !Viable(g.node(f.node), next, d, f.c, f.d)) return MakeStep(StepKind::kReject);
-  f.state = next;
+  if (!syntax.plain && !Viable(g.node(f.node), *next, d, f.c, f.d)) {
+    return MakeStep(StepKind::kReject);
+  }
+  f.state = *next;
   f.a = Pack(d);
   return MakeStep(StepKind::kConsume);
 }

@@ -37,15 +37,9 @@ ParserOptions WithFirstIndex(int first) {
   return o;
 }
 
-}  // namespace
-
-std::vector<OutputCase> K2Cases() {
-  const std::string w = R"({"city": "Beijing"})";
-  const std::string s = R"({"q": "kimi"})";
+// Reasoning and content: <think> placement, identity mode, truncation inside reasoning.
+std::vector<OutputCase> ReasoningCases() {
   ParserOptions k2 = K2Options();
-  ParserOptions no_tools = K2Options({});
-  ParserOptions any = K2Options({});
-  any.accept_undeclared_tools = true;
   return {
       {"plain_content", k2, "Hello world", false, Out("", "Hello world")},
       {"think_then_content", k2, "<think>Let me think.</think>The answer is 4.", false,
@@ -60,6 +54,15 @@ std::vector<OutputCase> K2Cases() {
       {"reasoning_truncated", InReasoning(), "still thinking", true, Out("still thinking", "")},
       {"identity_mode_all_content", Identity(), "<think>x</think>y", false,
        Out("", "<think>x</think>y")},
+  };
+}
+
+// Tool-call sections and ids: global indices, section marker spellings, id recovery.
+std::vector<OutputCase> CallIdCases() {
+  const std::string w = R"({"city": "Beijing"})";
+  const std::string s = R"({"q": "kimi"})";
+  ParserOptions k2 = K2Options();
+  return {
       {"single_call", k2,
        "<think>r</think>Let me check." + Section(ToolCall("functions.get_weather:0", w)) +
            "<|im_end|>",
@@ -95,6 +98,18 @@ std::vector<OutputCase> K2Cases() {
       {"section_inside_explicit_think", k2,
        "<think>need data" + Section(ToolCall("functions.search:0", s)) + "<|im_end|>", false,
        Out("need data", "", {Call("search", 0, s)})},
+  };
+}
+
+// Truncated output, and which tool names are kept or dropped.
+std::vector<OutputCase> TruncationAndNameCases() {
+  const std::string w = R"({"city": "Beijing"})";
+  const std::string s = R"({"q": "kimi"})";
+  ParserOptions k2 = K2Options();
+  ParserOptions no_tools = K2Options({});
+  ParserOptions any = K2Options({});
+  any.accept_undeclared_tools = true;
+  return {
       {"truncated_inside_second_call", k2,
        "ok" + std::string(kSB) + ToolCall("functions.get_weather:0", w) + kCB +
            "functions.get_weather:1" + kAB + R"({"city": "Pa)",
@@ -118,6 +133,14 @@ std::vector<OutputCase> K2Cases() {
        Out("", "", {Call("img-gen.v2", 0, s)})},
       {"im_end_stripped", k2, "Hello<|im_end|>trailing junk", false, Out("", "Hello")},
       {"empty_im_end_after_think", k2, "<think>plan</think><|im_end|>", false, Out("plan", "")},
+  };
+}
+
+// Malformed or unusual markup: missing markers, marker-like text, bytes.
+std::vector<OutputCase> MalformedMarkupCases() {
+  const std::string s = R"({"q": "kimi"})";
+  ParserOptions k2 = K2Options();
+  return {
       {"args_whitespace_trimmed", k2,
        Section(std::string(kCB) + " functions.search:0 " + kAB + " \n " + s + " \n " + kCE), false,
        Out("", "", {Call("search", 0, s)})},
@@ -163,6 +186,17 @@ std::vector<OutputCase> K2Cases() {
            "functions.get_weather:1" + kAB + "{}" + kCE + kSE + "<|im_end|>",
        false, Out("r", "", {Call("search", 0, "{}"), Call("get_weather", 1, "{}")})},
   };
+}
+
+}  // namespace
+
+// In this order (the chunking property test walks them all).
+std::vector<OutputCase> K2Cases() {
+  std::vector<OutputCase> cases;
+  for (auto* group : {ReasoningCases, CallIdCases, TruncationAndNameCases, MalformedMarkupCases}) {
+    for (OutputCase& c : group()) cases.push_back(std::move(c));
+  }
+  return cases;
 }
 
 namespace {

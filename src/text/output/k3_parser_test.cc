@@ -23,17 +23,13 @@ std::string Tools(const std::string& calls) { return Open("tools") + calls + Clo
 const std::string kEnd = Close("message") + "<|end_of_msg|>";
 const std::string kThinkToResponse = Close("think") + Open("response");
 
-}  // namespace
-
-std::vector<OutputCase> K3Cases() {
+// Message blocks and argument encoding: think/response, typed arguments, escaping.
+std::vector<OutputCase> BlockAndArgumentCases() {
   ParserOptions think = K3Options(true);
   ParserOptions response = K3Options(false);
   ParserOptions no_thinking = K3Options(true);
   no_thinking.thinking_enabled = false;
-  ParserOptions first7 = K3Options(false);
-  first7.first_tool_index = 7;
   ParserOptions config = K3Options(false, {"set_config", "calculator"});
-  const std::string paris = Arg("city", "string", "Paris");
   return {
       {"think_then_response", think,
        "Reasoning.\n" + kThinkToResponse + "Answer.\n" + Close("response") + kEnd, false,
@@ -75,6 +71,17 @@ std::vector<OutputCase> K3Cases() {
       {"string_value_escaped", response,
        Tools(ToolCallK3("web_search", 1, Arg("query", "string", "a \"q\"\\\n\t\x01 <b>"))), false,
        Out("", "", {Call("web_search", 0, R"({"query":"a \"q\"\\\n\t\u0001 <b>"})")})},
+  };
+}
+
+// Calls in and out of place, dropped tools, truncation and malformed markup.
+std::vector<OutputCase> CallAndRecoveryCases() {
+  ParserOptions think = K3Options(true);
+  ParserOptions response = K3Options(false);
+  ParserOptions first7 = K3Options(false);
+  first7.first_tool_index = 7;
+  const std::string paris = Arg("city", "string", "Paris");
+  return {
       {"tools_inside_think_without_close", think,
        "I should search." + Tools(ToolCallK3("web_search", 1, Arg("query", "string", "x"))) + kEnd,
        false, Out("I should search.", "", {Call("web_search", 0, R"({"query":"x"})")})},
@@ -132,6 +139,17 @@ std::vector<OutputCase> K3Cases() {
                             Arg("query", "string", "kept"))),
        false, Out("", "", {Call("web_search", 0, R"({"query":"kept"})")})},
   };
+}
+
+}  // namespace
+
+// In this order (the chunking property test walks them all).
+std::vector<OutputCase> K3Cases() {
+  std::vector<OutputCase> cases;
+  for (auto* group : {BlockAndArgumentCases, CallAndRecoveryCases}) {
+    for (OutputCase& c : group()) cases.push_back(std::move(c));
+  }
+  return cases;
 }
 
 // One assistant message from the K3 render goldens: the text after its generation opener.
