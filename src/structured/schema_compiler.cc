@@ -87,6 +87,7 @@ class Compiler {
     g_.nodes.emplace_back();
     return static_cast<int32_t>(g_.nodes.size() - 1);
   }
+  base::Result<int32_t> CompileNested(const Json& s, const std::string& pointer);
   base::Result<const Json*> Resolve(const std::string& ref, const std::string& pointer) const;
   base::Status CompileBody(const Json& s, const std::string& pointer, int32_t index);
   base::Status CompileAlternatives(const Json& s, const std::string& pointer, int32_t index);
@@ -102,6 +103,7 @@ class Compiler {
   SchemaOptions options_;
   std::map<std::string, int32_t> memo_;  // pointer -> node; -2 while a ref is being resolved
   int32_t never_ = -1;                   // the node of the schema `false`, made on first use
+  int depth_ = 0;                        // Compile calls in progress
   std::vector<PendingOneOf> pending_one_of_;
 };
 
@@ -119,7 +121,24 @@ base::Result<const Json*> Compiler::Resolve(const std::string& ref,
   }
 }
 
+// Nesting beyond this is refused, so no schema can exhaust the stack: deep documents, and a $ref
+// back to an enclosing schema inside an anyOf/oneOf beside other keywords (every merged
+// alternative is a new schema, so such a cycle never reaches the memo).
+constexpr int kMaxNesting = 200;
+
 base::Result<int32_t> Compiler::Compile(const Json& s, const std::string& pointer) {
+  if (depth_ >= kMaxNesting) {
+    return SchemaError(pointer, "nests more than " + std::to_string(kMaxNesting) +
+                                    " levels deep (a $ref inside anyOf/oneOf that leads back "
+                                    "to an enclosing schema does this)");
+  }
+  ++depth_;
+  base::Result<int32_t> node = CompileNested(s, pointer);
+  --depth_;
+  return node;
+}
+
+base::Result<int32_t> Compiler::CompileNested(const Json& s, const std::string& pointer) {
   if (s.is_boolean()) return s.get<bool>() ? base::Result<int32_t>(kAnyNode) : Never();
   if (!s.is_object()) return SchemaError(pointer, "a schema must be an object or a boolean");
   auto memo = memo_.find(pointer);
@@ -202,7 +221,9 @@ base::Status Compiler::CompileMergedAlternatives(const Json& s, const std::strin
     const std::string alt_pointer = pointer + "/" + found.key + "/" + std::to_string(i);
     const Json* alt = &(*found.list)[i];
     for (int hops = 0; alt->is_object() && alt->contains("$ref") && hops < 16; ++hops) {
-      K3_ASSIGN_OR_RETURN(alt, Resolve(alt->at("$ref").get<std::string>(), alt_pointer));
+      const Json& ref = alt->at("$ref");
+      if (!ref.is_string()) return SchemaError(alt_pointer + "/$ref", "must be a string");
+      K3_ASSIGN_OR_RETURN(alt, Resolve(ref.get<std::string>(), alt_pointer));
     }
     if (alt->is_boolean()) {
       if (!alt->get<bool>()) continue;

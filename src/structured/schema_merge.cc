@@ -10,6 +10,35 @@ namespace k3::structured {
 
 using Json = nlohmann::json;
 
+namespace {
+
+// The keyword's value as the merge reads it: a type list of strings, a list of names, a number.
+// User schemas reach here unchecked, so a wrong shape is an error, never an exception.
+base::Status CheckMergeable(const std::string& key, const Json& value, const std::string& pointer) {
+  const std::string at = pointer + "/" + PointerToken(key);
+  auto all_strings = [](const Json& list) {
+    return std::all_of(list.begin(), list.end(), [](const Json& v) { return v.is_string(); });
+  };
+  if (key == "type" && !value.is_string() && !(value.is_array() && all_strings(value))) {
+    return SchemaError(at, "must be a type name or a list of type names");
+  }
+  if (key == "required" && !(value.is_array() && all_strings(value))) {
+    return SchemaError(at, "must be a list of property names");
+  }
+  if (key == "properties" && !value.is_object()) return SchemaError(at, "must be an object");
+  if (key == "enum" && !value.is_array()) return SchemaError(at, "must be a list");
+  return base::Status::Ok();
+}
+
+bool IsLowerBound(const std::string& key) {
+  return key == "minLength" || key == "minItems" || key == "minimum" || key == "exclusiveMinimum";
+}
+bool IsUpperBound(const std::string& key) {
+  return key == "maxLength" || key == "maxItems" || key == "maximum" || key == "exclusiveMaximum";
+}
+
+}  // namespace
+
 base::Result<Json> MergeSchemas(const Json& a, const Json& b, const std::string& pointer) {
   if (!a.is_object() || !b.is_object()) return SchemaError(pointer, "must be an object schema");
   Json out = a;
@@ -19,6 +48,11 @@ base::Result<Json> MergeSchemas(const Json& a, const Json& b, const std::string&
       continue;
     }
     Json& mine = out[key];
+    K3_RETURN_IF_ERROR(CheckMergeable(key, mine, pointer));
+    K3_RETURN_IF_ERROR(CheckMergeable(key, value, pointer));
+    if ((IsLowerBound(key) || IsUpperBound(key)) && !(mine.is_number() && value.is_number())) {
+      return SchemaError(pointer + "/" + PointerToken(key), "must be a number");
+    }
     if (key == "type") {
       std::set<std::string> x, y, both;
       for (const Json& t : mine.is_array() ? mine : Json::array({mine}))
@@ -47,12 +81,10 @@ base::Result<Json> MergeSchemas(const Json& a, const Json& b, const std::string&
               MergeSchemas(mine[name], sub, pointer + "/properties/" + PointerToken(name)));
         }
       }
-    } else if (key == "minLength" || key == "minItems" || key == "minimum" ||
-               key == "exclusiveMinimum") {
-      mine = std::max(mine.get<double>(), value.get<double>());
-    } else if (key == "maxLength" || key == "maxItems" || key == "maximum" ||
-               key == "exclusiveMaximum") {
-      mine = std::min(mine.get<double>(), value.get<double>());
+    } else if (IsLowerBound(key)) {
+      if (value > mine) mine = value;  // keeps the JSON number's kind (a count stays an integer)
+    } else if (IsUpperBound(key)) {
+      if (value < mine) mine = value;
     } else if (key == "enum") {
       Json common = Json::array();
       for (const Json& v : mine) {
