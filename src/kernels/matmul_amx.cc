@@ -1,6 +1,7 @@
 // AMX-BF16 GEMM kernels (tdpbf16ps) for GemmPrecision::kBf16. Compiled with AMX and AVX-512 BF16
-// flags and called only after MatMulHasAmx() (CPU bits, XCR0 and the Linux tile-data grant); see
-// matmul_kernels.h for why this file uses no standard-library code.
+// flags and called only after MatMulHasAmx() (CPU bits, XCR0 and the Linux tile-data grant);
+// follows the ODR rule of matmul_simd_base.h. Shares Transpose16x16, the E2M1 table and the lane
+// masks with the AVX-512 kernels (matmul_vec_avx512.h).
 //
 // Tile facts used (Intel SDM, palette 1): 8 tile registers of up to 16 rows x 64 bytes.
 // tdpbf16ps C, A, B: C[m][n] (fp32) += sum_p A[m][2p] * B[p][2n] + A[m][2p + 1] * B[p][2n + 1]
@@ -16,22 +17,14 @@
 // column blocks (exact), and is copied to y at the end of the panel. Packing moves BF16 weights
 // as they are, looks MXFP4 up straight into BF16, and has the AVX-512 code dequantise the other
 // formats to float first; it costs about as much as the tile work at 16 tokens, little at 256.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // a GCC-only warning group
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
 #include <cstdint>
 
 #include "kernels/matmul_kernels.h"
+#include "kernels/matmul_simd_base.h"
+#include "kernels/matmul_vec_avx512.h"
 
 namespace k3::kernels::detail {
 namespace {
-
-#define K3_INLINE [[gnu::always_inline]] inline
 
 constexpr int kPanelRows = 32;            // two C tiles of 16 weight rows
 constexpr int kTileRows = 16;             // tokens per A/C tile, weight rows per C tile
@@ -43,12 +36,6 @@ constexpr int64_t kPackedStep = 2 * 256;  // uint32 pairs per kStep of a packed 
 // GCC's AMX intrinsics are asm statements that do not tell the compiler they read memory (its
 // ldtilecfg names only 8 bytes of the config); this makes pending stores visible to them.
 K3_INLINE void MemoryBarrier() { asm volatile("" ::: "memory"); }
-
-K3_INLINE int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
-
-K3_INLINE __mmask16 TailMask(int64_t n) {
-  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n > 0 ? n : 0)) - 1);
-}
 
 // 32 floats (lo = columns 0..15, hi = 16..31) as 32 BF16 in column order, i.e. 16 column pairs.
 K3_INLINE __m512i ToBf16Pairs(__m512 lo, __m512 hi) {
@@ -91,41 +78,11 @@ void PackTokens(const AmxGemmArgs& a, const float* x, int64_t t0, int64_t t1) {
     const bool valid = t < a.tokens;
     for (int64_t c = 0; c < a.ldx; c += kStep) {
       const __m512 lo =
-          valid ? _mm512_maskz_loadu_ps(TailMask(cols - c), src + c) : _mm512_setzero_ps();
-      const __m512 hi = valid ? _mm512_maskz_loadu_ps(TailMask(cols - c - 16), src + c + 16)
+          valid ? _mm512_maskz_loadu_ps(Avx512::LaneMask(cols - c), src + c) : _mm512_setzero_ps();
+      const __m512 hi = valid ? _mm512_maskz_loadu_ps(Avx512::LaneMask(cols - c - 16), src + c + 16)
                               : _mm512_setzero_ps();
       _mm512_storeu_si512(dst + c, ToBf16Pairs(lo, hi));
     }
-  }
-}
-
-// In-register transpose of 32-bit elements: r[i][j] -> r[j][i].
-K3_INLINE void Transpose16x16(__m512i (&r)[16]) {
-  __m512i u[16], v[16];
-#pragma GCC unroll 8
-  for (int p = 0; p < 8; ++p) {
-    u[2 * p] = _mm512_unpacklo_epi32(r[2 * p], r[2 * p + 1]);
-    u[2 * p + 1] = _mm512_unpackhi_epi32(r[2 * p], r[2 * p + 1]);
-  }
-  // u[2p] lane L = (r[2p][4L], r[2p+1][4L], r[2p][4L+1], r[2p+1][4L+1]), u[2p+1] the rest.
-#pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) {
-    v[4 * q] = _mm512_unpacklo_epi64(u[4 * q], u[4 * q + 2]);
-    v[4 * q + 1] = _mm512_unpackhi_epi64(u[4 * q], u[4 * q + 2]);
-    v[4 * q + 2] = _mm512_unpacklo_epi64(u[4 * q + 1], u[4 * q + 3]);
-    v[4 * q + 3] = _mm512_unpackhi_epi64(u[4 * q + 1], u[4 * q + 3]);
-  }
-  // v[4q + m] lane L holds r[4q..4q+3][4L + m]; transpose the 4x4 grid of 128-bit lanes.
-#pragma GCC unroll 4
-  for (int m = 0; m < 4; ++m) {
-    const __m512i s0 = _mm512_shuffle_i32x4(v[m], v[4 + m], 0x88);
-    const __m512i s1 = _mm512_shuffle_i32x4(v[m], v[4 + m], 0xDD);
-    const __m512i s2 = _mm512_shuffle_i32x4(v[8 + m], v[12 + m], 0x88);
-    const __m512i s3 = _mm512_shuffle_i32x4(v[8 + m], v[12 + m], 0xDD);
-    r[m] = _mm512_shuffle_i32x4(s0, s2, 0x88);
-    r[4 + m] = _mm512_shuffle_i32x4(s1, s3, 0x88);
-    r[8 + m] = _mm512_shuffle_i32x4(s0, s2, 0xDD);
-    r[12 + m] = _mm512_shuffle_i32x4(s1, s3, 0xDD);
   }
 }
 
@@ -154,10 +111,6 @@ void PackPanelBf16(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, ui
     }
   }
 }
-
-// E2M1 code -> value (OCP MX: sign bit 3, then 2 exponent bits and 1 mantissa bit).
-alignas(64) constexpr float kE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
-                                         -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
 // PackPanel for MXFP4: per 32-column block, the 16 E2M1 values times the block's scale as BF16
 // (exact: 2 significant bits; the float product's overflow to inf and NaN scales carry over),
@@ -310,7 +263,7 @@ void GemmPanel(const AmxGemmArgs& a, int64_t r0, float* scratch) {
     }
   }
   const int64_t nr = Min(kPanelRows, rows - r0);
-  const __mmask16 m0 = TailMask(nr), m1 = TailMask(nr - 16);
+  const __mmask16 m0 = Avx512::LaneMask(nr), m1 = Avx512::LaneMask(nr - 16);
   for (int64_t t = 0; t < a.tokens; ++t) {
     const float* c = cbuf + t * kPanelRows;
     float* y = a.y + t * rows + r0;

@@ -1,8 +1,20 @@
 // The per-ISA kernels behind MatMul; matmul.cc owns dispatch, threading and the per-call
-// preparation of x. matmul_avx2.cc and matmul_avx512.cc are compiled with their ISA's flags and
-// instantiate no inline or template code from other headers (only intrinsics and their own
-// internal-linkage functions), so the linker can never hand baseline code a copy built for a wider
-// ISA; they are reached only through the tables below, after the CPU check.
+// preparation of x, and calls the kernels only through the tables below, after the CPU check.
+//
+// Source layout. The SIMD kernels are written once, as templates over a vector-traits type:
+// matmul_simd_decode.h (decode regime), matmul_simd_gemm.h (exact dequantisation, GEMM regime)
+// and matmul_simd.h (MakeIsaKernels, which fills an IsaKernels table). One traits header per ISA
+// (matmul_vec_avx2.h, matmul_vec_avx512.h) says what differs: lanes, tile sizes, loads and masks,
+// the weight conversions and transposes, and the few algorithm choices (loop order, BF16 and
+// E2M1 decoding). matmul_avx2.cc and matmul_avx512.cc are the ~15-line translation units that
+// instantiate them with their ISA's flags; matmul_amx.cc (AMX tiles, GemmPrecision::kBf16) shares
+// the AVX-512 traits header. Adding an ISA is one traits header plus one such file (see
+// matmul_simd.h).
+//
+// ODR safety. Everything those headers define has internal linkage (an anonymous namespace) and
+// they use no standard-library templates, so the linker can never hand baseline code a copy of
+// an inline function or template compiled for a wider ISA (matmul_simd_base.h states the rule and
+// refuses to compile without ISA flags). Baseline code sees only this header.
 //
 // Decode regime (few tokens, memory-bound): a thread walks its rows in groups of kDecodeRowGroup,
 // streams each row once (software-prefetching ahead), converts 16 (AVX-512) or 8 (AVX2) weights

@@ -104,6 +104,27 @@ INSTANTIATE_TEST_SUITE_P(
         FormatCase{"FP8_tiny_scales", WeightFormat::kFp8Block, 32, 0x1p-140f, 0x1p-100f}),
     [](const testing::TestParamInfo<FormatCase>& info) { return info.param.name; });
 
+// Every token count up to two tiles of the widest kernels (decode tiles of 1..6 tokens, GEMM
+// micro-tiles of 1..14, and their near-equal splits), over rows and columns with ragged tails.
+TEST(MatMulTest, EveryTileSizeMatchesReference) {
+  std::mt19937 rng(4321);
+  const FormatCase cases[] = {{"F32", WeightFormat::kF32},
+                              {"BF16", WeightFormat::kBF16},
+                              {"F16", WeightFormat::kF16},
+                              {"MXFP4", WeightFormat::kMxfp4},
+                              {"FP8_block32", WeightFormat::kFp8Block, 32},
+                              {"FP8_block7", WeightFormat::kFp8Block, 7}};
+  for (const FormatCase& fc : cases) {
+    const int64_t rows = 37, cols = fc.format == WeightFormat::kMxfp4 ? 96 : 83;
+    TestWeights t;
+    FillRandom(t, fc, rows, cols, rng);
+    for (int64_t tokens = 1; tokens <= 29; ++tokens) {
+      std::vector<float> x = RandomVector(static_cast<size_t>(tokens * cols), rng);
+      ExpectMatchesReference(x, tokens, t.w, fc.name + " tokens " + std::to_string(tokens));
+    }
+  }
+}
+
 // Equal as values, or both NaN.
 bool SameValue(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 // Equal bit for bit, or both NaN.

@@ -1,0 +1,83 @@
+// What every ISA-flagged kernel translation unit shares: the ODR rule, the intrinsics include and
+// the scalar helpers of the SIMD drivers. Included by the vector-traits headers
+// (matmul_vec_avx2.h, matmul_vec_avx512.h), the drivers (matmul_simd*.h) and matmul_amx.cc; never
+// by baseline code (the #error below checks the flags).
+//
+// The ODR rule. These headers are compiled once per ISA, each time with that ISA's flags
+// (-mavx2, -mavx512f, -mamx-tile, ...). An inline function or a template instantiation with
+// external linkage that two such translation units emit (or one of them and baseline code) is one
+// entity to the linker, which keeps whichever copy it meets first: baseline callers could then run
+// AVX-512 code on a CPU without it. So in every header an ISA TU includes:
+//  - everything is declared inside an anonymous namespace (internal linkage: each TU keeps its own
+//    copy, and instantiations over a traits type declared there are internal too);
+//  - no standard-library template is used or instantiated (its instantiations have external
+//    linkage); only intrinsics, compiler builtins and our own internal-linkage code. <cstdint>'s
+//    typedefs and the constant-evaluated kE8M0 table of matmul_kernels.h emit no code.
+#pragma once
+
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "matmul_simd_*.h and matmul_vec_*.h belong to ISA-flagged translation units only"
+#endif
+
+// GCC 12.2's AVX-512 headers trip -Wuninitialized on their own `__Y = __Y` idiom (GCC PR 105593);
+// silence it for the header's lines only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // a GCC-only warning group
+#endif
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <cstdint>
+
+#include "kernels/matmul.h"
+#include "kernels/matmul_kernels.h"
+
+// Forces inlining: the drivers are written as small functions and lambdas that must melt into the
+// register-resident loops of their callers.
+#define K3_INLINE [[gnu::always_inline]] inline
+#define K3_INLINE_LAMBDA __attribute__((always_inline))
+
+namespace k3::kernels::detail {
+namespace {
+
+// Weight rows per decode row group (each row gets one accumulator per token).
+constexpr int kRows = kDecodeRowGroup;
+// How far ahead of each weight row's read position the decode kernels prefetch. With the rows of
+// a group adjacent, this keeps about 16 KiB of the stream in flight per thread.
+constexpr int64_t kPrefetchBytes = 16384;
+
+K3_INLINE int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// Bytes per stored element (kMxfp4: see RowPointer).
+constexpr int64_t ElementBytes(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::kF32:
+      return 4;
+    case WeightFormat::kBF16:
+    case WeightFormat::kF16:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+K3_INLINE void Prefetch(const void* base, int64_t offset) {
+  _mm_prefetch(static_cast<const char*>(base) + offset, _MM_HINT_T0);
+}
+
+// The first byte of W's row `row` (kMxfp4: cols / 2 bytes per row).
+inline const void* RowPointer(const WeightMatrix& w, int64_t row) {
+  const int64_t row_bytes =
+      w.format == WeightFormat::kMxfp4 ? w.cols / 2 : w.cols * ElementBytes(w.format);
+  return static_cast<const uint8_t*>(w.data) + row * row_bytes;
+}
+
+// kFp8Block: the block scales of the tile row holding `row`.
+inline const float* Fp8ScaleRow(const WeightMatrix& w, int64_t row) {
+  return w.block_scales + row / w.block * ((w.cols + w.block - 1) / w.block);
+}
+
+}  // namespace
+}  // namespace k3::kernels::detail

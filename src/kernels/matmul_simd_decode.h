@@ -1,0 +1,327 @@
+// The decode-regime driver of MatMul, written once over a vector-traits type V (matmul_vec_*.h)
+// and instantiated by each ISA translation unit (matmul_simd.h says how); follows the ODR rule of
+// matmul_simd_base.h.
+//
+// A thread walks its rows in groups of kRows, streams each row once (prefetching kPrefetchBytes
+// ahead), converts V::kLanes weights at a time in registers and applies them to a tile of up to
+// V::kMaxDecodeTokens tokens, with one accumulator per row and token and a horizontal sum at the
+// end. More tokens take more tiles over the same, now cached, rows. Every accumulator receives its
+// products in column order whatever the loop order (V::kWeightsFirst, V::kBf16TwoPasses), so the
+// loop order is a register-allocation choice, never a numerical one.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/matmul_simd_base.h"
+
+namespace k3::kernels::detail {
+namespace {
+
+// The weight rows of one decode row group: row r + i for i < nr; rows[i >= nr] repeat the last
+// valid row, so every tile computes kRows rows and stores nr. Only the members the format reads
+// are set.
+struct RowGroup {
+  const void* rows[kRows];
+  const float* fp8_scales[kRows];   // kFp8Block: row r + i's row of block scales
+  const uint8_t* mx_scales[kRows];  // kMxfp4: row r + i's E8M0 scales
+  int64_t block;                    // kFp8Block tile size
+  int nr;
+};
+
+template <class V, int TB>
+using DecodeAcc = typename V::Vec[kRows][TB];
+
+// What one decode tile reads: its row group, the per-row FP8 tile scales * 256 (kFp8Block), and
+// x [TB][ldx] (kBF16 and kMxfp4: permuted per 2 * V::kLanes columns, see DecodeArgs).
+template <class V>
+struct TileInput {
+  const RowGroup* group;
+  const typename V::Vec* scale;
+  const float* x;
+  int64_t ldx;
+};
+
+// acc[i][t] += w[i][s] * xs(t, s) for every row i < kRows, token t < TB and sub-vector
+// s < kGroups * kPer, in increasing s for every accumulator. rows(i) returns row i's weight
+// source, and source(g, w) writes its sub-vectors g * kPer .. g * kPer + kPer - 1 to w.
+// V::kWeightsFirst: every row's weights are made first, then each token's activations are loaded
+// once for all rows. Otherwise one row at a time, each group applied to every token before the
+// next is made (fewer live registers).
+template <class V, int kGroups, int kPer, int TB, class RowFn, class XFn>
+K3_INLINE void FmaRows(RowFn rows, XFn xs, DecodeAcc<V, TB>& acc) {
+  using Vec = typename V::Vec;
+  if constexpr (V::kWeightsFirst) {
+    Vec w[kRows][kGroups * kPer];
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) {
+      auto source = rows(i);
+#pragma GCC unroll 4
+      for (int g = 0; g < kGroups; ++g) source(g, w[i] + g * kPer);
+    }
+#pragma GCC unroll 16
+    for (int t = 0; t < TB; ++t) {
+      Vec xv[kGroups * kPer];
+#pragma GCC unroll 4
+      for (int s = 0; s < kGroups * kPer; ++s) xv[s] = xs(t, s);
+#pragma GCC unroll 4
+      for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 4
+        for (int s = 0; s < kGroups * kPer; ++s) acc[i][t] = V::Fma(w[i][s], xv[s], acc[i][t]);
+      }
+    }
+  } else {
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) {
+      auto source = rows(i);
+#pragma GCC unroll 4
+      for (int g = 0; g < kGroups; ++g) {
+        Vec w[kPer];
+        source(g, w);
+#pragma GCC unroll 16
+        for (int t = 0; t < TB; ++t) {
+#pragma GCC unroll 4
+          for (int s = 0; s < kPer; ++s) {
+            acc[i][t] = V::Fma(w[s], xs(t, g * kPer + s), acc[i][t]);
+          }
+        }
+      }
+    }
+  }
+}
+
+// One V::kLanes-column step at column c; kPartial: only n < V::kLanes columns remain.
+template <class V, WeightFormat F, int TB, bool kPartial>
+K3_INLINE void DecodeStep(const TileInput<V>& in, int64_t c, int64_t n, DecodeAcc<V, TB>& acc) {
+  using Vec = typename V::Vec;
+  const RowGroup& g = *in.group;
+  const typename V::Mask m = V::LaneMask(n);
+  auto rows = [&](int i) K3_INLINE_LAMBDA {
+    Prefetch(g.rows[i], c * ElementBytes(F) + kPrefetchBytes);
+    const Vec w = V::template Weights<F, kPartial>(g.rows[i], c, n, in.scale[i]);
+    return [=](int, Vec* out) K3_INLINE_LAMBDA { out[0] = w; };
+  };
+  auto xs = [&](int t, int) K3_INLINE_LAMBDA {
+    const float* xp = in.x + t * in.ldx + c;
+    return kPartial ? V::MaskedLoad(xp, m) : V::Load(xp);
+  };
+  FmaRows<V, 1, 1, TB>(rows, xs, acc);
+}
+
+// One 2 * V::kLanes-column BF16 step at column c: x holds its V::kLanes even columns, then its odd
+// ones, so each 32-bit pair of weights is split without shuffling it back. V::kBf16TwoPasses: the
+// even weights of every row go to every token first, then the odd ones (fewer live registers);
+// every accumulator adds its even product before its odd one either way.
+template <class V, int TB>
+K3_INLINE void DecodeBf16Pair(const TileInput<V>& in, int64_t c, DecodeAcc<V, TB>& acc) {
+  using Vec = typename V::Vec;
+  constexpr int kLanes = V::kLanes;
+  const RowGroup& g = *in.group;
+  auto pairs = [&](int i) K3_INLINE_LAMBDA {
+    return V::LoadBf16Pairs(static_cast<const uint16_t*>(g.rows[i]) + c);
+  };
+  if constexpr (V::kBf16TwoPasses) {
+    auto even = [&](int i) K3_INLINE_LAMBDA {
+      Prefetch(g.rows[i], 2 * c + kPrefetchBytes);
+      const typename V::Pairs v = pairs(i);
+      return [=](int, Vec* w) K3_INLINE_LAMBDA { w[0] = V::Bf16Even(v); };
+    };
+    auto odd = [&](int i) K3_INLINE_LAMBDA {
+      const typename V::Pairs v = pairs(i);
+      return [=](int, Vec* w) K3_INLINE_LAMBDA { w[0] = V::Bf16Odd(v); };
+    };
+    auto x_even = [&](int t, int) K3_INLINE_LAMBDA { return V::Load(in.x + t * in.ldx + c); };
+    auto x_odd = [&](int t, int)
+                     K3_INLINE_LAMBDA { return V::Load(in.x + t * in.ldx + c + kLanes); };
+    FmaRows<V, 1, 1, TB>(even, x_even, acc);
+    FmaRows<V, 1, 1, TB>(odd, x_odd, acc);
+  } else {
+    auto both = [&](int i) K3_INLINE_LAMBDA {
+      Prefetch(g.rows[i], 2 * c + kPrefetchBytes);
+      const typename V::Pairs v = pairs(i);
+      return [=](int, Vec* w) K3_INLINE_LAMBDA {
+        w[0] = V::Bf16Even(v);
+        w[1] = V::Bf16Odd(v);
+      };
+    };
+    auto xs = [&](int t, int s)
+                  K3_INLINE_LAMBDA { return V::Load(in.x + t * in.ldx + c + s * kLanes); };
+    FmaRows<V, 1, 2, TB>(both, xs, acc);
+  }
+}
+
+// y[t, r + i] for t < TB, i < nr from the accumulators' horizontal sums.
+template <class V, int TB>
+K3_INLINE void StoreTile(DecodeAcc<V, TB>& acc, float* y, int64_t ldy, int nr) {
+  const typename V::SumMask m = V::RowMask(nr);
+#pragma GCC unroll 16
+  for (int t = 0; t < TB; ++t) {
+    V::StoreSum4(y + t * ldy, m, V::HorizontalSum4(acc[0][t], acc[1][t], acc[2][t], acc[3][t]));
+  }
+}
+
+template <class V, int TB>
+K3_INLINE void ZeroTile(DecodeAcc<V, TB>& acc) {
+#pragma GCC unroll 4
+  for (int i = 0; i < kRows; ++i) {
+#pragma GCC unroll 16
+    for (int t = 0; t < TB; ++t) acc[i][t] = V::Zero();
+  }
+}
+
+// y[t, r + i] for t < TB, i < nr (y points at y[0, r]), x: [TB][cols]. The decode regime's inner
+// body: the kRows x TB accumulators live in registers for the whole row.
+template <class V, WeightFormat F, int TB>
+void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64_t ldy) {
+  constexpr int kLanes = V::kLanes;
+  DecodeAcc<V, TB> acc;
+  ZeroTile<V, TB>(acc);
+  typename V::Vec scale[kRows] = {};
+  const TileInput<V> in{&g, scale, x, cols};
+  if constexpr (F == WeightFormat::kFp8Block) {
+    for (int64_t cb = 0, bi = 0; cb < cols; cb += g.block, ++bi) {
+      for (int i = 0; i < kRows; ++i) scale[i] = V::Set1(g.fp8_scales[i][bi] * 256.0f);
+      const int64_t end = Min(cb + g.block, cols);
+      int64_t c = cb;
+      for (; c + kLanes <= end; c += kLanes) DecodeStep<V, F, TB, false>(in, c, kLanes, acc);
+      if (c < end) DecodeStep<V, F, TB, true>(in, c, end - c, acc);
+    }
+  } else {
+    int64_t c = 0;
+    if constexpr (F == WeightFormat::kBF16) {
+      for (; c + 2 * kLanes <= cols; c += 2 * kLanes) DecodeBf16Pair<V, TB>(in, c, acc);
+    }
+    for (; c + kLanes <= cols; c += kLanes) DecodeStep<V, F, TB, false>(in, c, kLanes, acc);
+    if (c < cols) DecodeStep<V, F, TB, true>(in, c, cols - c, acc);
+  }
+  StoreTile<V, TB>(acc, y, ldy, g.nr);
+}
+
+// DecodeTile for MXFP4. x is permuted per 2 * V::kLanes columns (the even ones, then the odd
+// ones); each 32-column block is 16 bytes and V::kE2M1Groups such column groups.
+template <class V, int TB>
+void DecodeTileMxfp4(const RowGroup& g, const float* x, int64_t cols, float* y, int64_t ldy) {
+  using Vec = typename V::Vec;
+  DecodeAcc<V, TB> acc;
+  ZeroTile<V, TB>(acc);
+  const int64_t blocks = cols / 32;
+  for (int64_t b = 0; b < blocks; ++b) {
+    auto rows = [&](int i) K3_INLINE_LAMBDA {
+      const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + b * 16;
+      if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
+      const typename V::E2M1Scale scale = V::E2M1ScaleOf(kE8M0.value[g.mx_scales[i][b]]);
+      return [=](int k, Vec* w) K3_INLINE_LAMBDA { V::DecodeE2M1(p, scale, k, w); };
+    };
+    auto xs = [&](int t, int s)
+                  K3_INLINE_LAMBDA { return V::Load(x + t * cols + b * 32 + s * V::kLanes); };
+    FmaRows<V, V::kE2M1Groups, 2, TB>(rows, xs, acc);
+  }
+  StoreTile<V, TB>(acc, y, ldy, g.nr);
+}
+
+// Calls fn.template operator()<TB>() with TB = min(tb, kMax), for 1 <= tb.
+template <int kMax, class Fn>
+K3_INLINE void WithTileTokens(int tb, const Fn& fn) {
+  if constexpr (kMax > 1) {
+    if (tb < kMax) return WithTileTokens<kMax - 1>(tb, fn);
+  }
+  fn.template operator()<kMax>();
+}
+
+// Splits `tokens` into near-equal tiles of at most `max_tb` and runs `tile(t0, tb)` for each.
+template <typename Fn>
+K3_INLINE void ForEachTokenTile(int64_t tokens, int max_tb, const Fn& tile) {
+  const int64_t tiles = (tokens + max_tb - 1) / max_tb;
+  int64_t t0 = 0;
+  for (int64_t j = 0; j < tiles; ++j) {
+    int64_t tb = tokens / tiles + (j < tokens % tiles ? 1 : 0);
+    tile(t0, static_cast<int>(tb));
+    t0 += tb;
+  }
+}
+
+// y[:, r .. r + nr) for every token, as token tiles over the row group g (in format F).
+template <class V, WeightFormat F>
+void DecodeGroup(const RowGroup& g, const DecodeArgs& a, int64_t r) {
+  constexpr int kMax = F == WeightFormat::kMxfp4 ? V::kMaxDecodeTokensFp4 : V::kMaxDecodeTokens;
+  const int64_t cols = a.w->cols, ldy = a.w->rows;
+  ForEachTokenTile(a.tokens, kMax, [&](int64_t t0, int tb) {
+    const float* x = a.x + t0 * cols;
+    float* y = a.y + t0 * ldy + r;
+    WithTileTokens<kMax>(tb, [&]<int TB>() {
+      if constexpr (F == WeightFormat::kMxfp4) {
+        DecodeTileMxfp4<V, TB>(g, x, cols, y, ldy);
+      } else {
+        DecodeTile<V, F, TB>(g, x, cols, y, ldy);
+      }
+    });
+  });
+}
+
+template <class V>
+void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
+
+// DecodeRows for format F: y[:, r0 .. r1) for every token, one row group at a time.
+template <class V, WeightFormat F>
+void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1) {
+  const WeightMatrix& w = *a.w;
+  const int64_t cols = w.cols;
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  const int64_t row_bytes = F == WeightFormat::kMxfp4 ? cols / 2 : cols * ElementBytes(F);
+  for (int64_t r = r0; r < r1; r += kRows) {
+    RowGroup g;
+    g.nr = static_cast<int>(Min(kRows, r1 - r));
+    g.block = w.block;
+    for (int i = 0; i < kRows; ++i) {
+      const int64_t row = r + Min(i, g.nr - 1);
+      g.rows[i] = base + row * row_bytes;
+      if constexpr (F == WeightFormat::kMxfp4) g.mx_scales[i] = w.mx_scales + row * (cols / 32);
+      if constexpr (F == WeightFormat::kFp8Block) g.fp8_scales[i] = Fp8ScaleRow(w, row);
+    }
+    DecodeGroup<V, F>(g, a, r);
+    if constexpr (F == WeightFormat::kFp8Block) {
+      // E4M3 NaN codes decode as 480 with the scale folded in; a row holding one yields NaN, as in
+      // the reference.
+      for (int i = 0; i < g.nr; ++i) {
+        if (!V::HasE4M3Nan(static_cast<const uint8_t*>(g.rows[i]), cols)) continue;
+        for (int64_t t = 0; t < a.tokens; ++t) a.y[t * w.rows + r + i] = __builtin_nanf("");
+      }
+    }
+  }
+}
+
+// kFp8Block without the folded scale: each row group is dequantised into scratch [kRows][cols]
+// and run through the F32 kernels.
+template <class V>
+void DecodeRowsViaScratch(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
+  const WeightMatrix& w = *a.w;
+  const int64_t cols = w.cols;
+  for (int64_t r = r0; r < r1; r += kRows) {
+    RowGroup g;
+    g.nr = static_cast<int>(Min(kRows, r1 - r));
+    g.block = 0;
+    for (int i = 0; i < g.nr; ++i) DequantizeRangeImpl<V>(w, r + i, 0, cols, scratch + i * cols);
+    for (int i = 0; i < kRows; ++i) g.rows[i] = scratch + Min(i, g.nr - 1) * cols;
+    DecodeGroup<V, WeightFormat::kF32>(g, a, r);
+  }
+}
+
+// IsaKernels::decode_rows: y[:, r0 .. r1) for every token.
+template <class V>
+void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
+  switch (a.w->format) {
+    case WeightFormat::kF32:
+      return DecodeRowsIn<V, WeightFormat::kF32>(a, r0, r1);
+    case WeightFormat::kBF16:
+      return DecodeRowsIn<V, WeightFormat::kBF16>(a, r0, r1);
+    case WeightFormat::kF16:
+      return DecodeRowsIn<V, WeightFormat::kF16>(a, r0, r1);
+    case WeightFormat::kMxfp4:
+      return DecodeRowsIn<V, WeightFormat::kMxfp4>(a, r0, r1);
+    case WeightFormat::kFp8Block:
+      if (!a.fp8_fast) return DecodeRowsViaScratch<V>(a, r0, r1, scratch);
+      return DecodeRowsIn<V, WeightFormat::kFp8Block>(a, r0, r1);
+  }
+}
+
+}  // namespace
+}  // namespace k3::kernels::detail
