@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CheckRejection(ok, error);
     if (ok) RenderIfChat(request.generate);
   } else {
-    Json chat;
+    k3::serve::ChatRequest chat;
     CheckRejection(k3::api::ParseCountTokensRequest(body, &chat, &error), error);
   }
   return 0;

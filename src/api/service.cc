@@ -253,7 +253,7 @@ void Service::Messages(const Json& body, const std::shared_ptr<Responder>& respo
 
 void Service::CountTokens(const Json& body, const std::shared_ptr<Responder>& responder) {
   const std::string endpoint = "/v1/messages/count_tokens";
-  Json chat;
+  serve::ChatRequest chat;
   ApiError error;
   if (!ParseCountTokensRequest(body, &chat, &error)) return Fail(endpoint, true, error, responder);
   auto count = frontend_->CountChatTokens(chat);

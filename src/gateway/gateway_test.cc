@@ -89,9 +89,10 @@ TEST(RoutingKey, HashesTheIdsTheServerComputes) {
   ASSERT_TRUE(key.parsed) << key.error;
   EXPECT_EQ(key.session, "s1");
 
-  serve::GenerateRequest generate;
-  generate.chat = serve::Json::parse(request.body);
-  auto ids = serve::PromptIds(tokenizer, format, generate);
+  api::OpenAiRequest parsed;  // as the server parses it
+  api::ApiError error;
+  ASSERT_TRUE(api::ParseChatRequest(serve::Json::parse(request.body), {}, &parsed, &error));
+  auto ids = serve::PromptIds(tokenizer, format, parsed.generate);
   ASSERT_TRUE(ids.ok());
   EXPECT_EQ(key.prompt_tokens, static_cast<int64_t>(ids->size()));
   EXPECT_EQ(key.chain, cache::HashBlocks(*ids, 16).chain);

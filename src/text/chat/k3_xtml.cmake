@@ -1,6 +1,8 @@
-# The Kimi K3 "XTML" chat renderer (namespace k3::text::chat), part of k3_text.
+# The typed chat conversation (its JSON reading and writing, shared by every renderer) and the
+# Kimi K3 "XTML" chat renderer (namespace k3::text::chat), part of k3_text.
 # Included from src/text/CMakeLists.txt after k3_module(text ...).
 target_sources(k3_text PRIVATE
+  chat/conversation_json.cc
   chat/k3_xtml.cc
   chat/k3_xtml_assistant.cc
   chat/k3_xtml_messages.cc
