@@ -11,6 +11,7 @@ target_sources(k3_text PRIVATE
 
 k3_test(text_chat_k3_test
   SOURCES
+    chat/conversation_json_test.cc
     chat/k3_xtml_test.cc
     chat/k3_xtml_error_test.cc
   DEPS k3_text k3_base k3_testing nlohmann_json::nlohmann_json)
