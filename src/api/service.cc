@@ -15,6 +15,8 @@ namespace {
 
 using Clock = serve::Generation::Clock;
 using Why = std::optional<std::string>;
+constexpr Dialect kOpenAi = Dialect::kOpenAi;
+constexpr Dialect kAnthropic = Dialect::kAnthropic;
 
 // Holds back the engine thread's output until the response has been opened on the IO side
 // (the engine may produce before Frontend::Start returns), so the order on the wire is always
@@ -48,16 +50,24 @@ class Gate {
   std::vector<std::function<void()>> held_;
 };
 
-// Runs one generation and feeds its updates to `builder` (OpenAI or Anthropic), which frames the
-// stream or the final body. A client that goes away cancels the generation.
+// One generation: its request and prompt, the builder (OpenAI or Anthropic) that frames its
+// stream or final body, and what goes out before the first update (Anthropic's message_start).
 template <typename Builder>
-bool Run(const std::string& endpoint, serve::Frontend* frontend,
-         const serve::GenerateRequest& request, const serve::PreparedPrompt& prompt,
-         std::shared_ptr<Builder> builder, bool stream, const std::shared_ptr<Responder>& responder,
-         Clock::time_point arrival, std::vector<std::string> first_events,
-         std::function<void(const ApiError&)> fail) {
-  auto gate = std::make_shared<Gate>();
-  auto sink = [builder, responder, stream, gate](const serve::ChoiceUpdate& update) {
+struct RunSpec {
+  std::string endpoint;
+  const serve::GenerateRequest& request;
+  const serve::PreparedPrompt& prompt;
+  std::shared_ptr<Builder> builder;
+  bool stream = false;
+  Clock::time_point arrival;
+  std::vector<std::string> first_events;
+};
+
+// Feeds each update to the builder and sends what it framed, through the gate.
+template <typename Builder>
+serve::UpdateSink SinkFor(std::shared_ptr<Builder> builder, bool stream,
+                          std::shared_ptr<Responder> responder, std::shared_ptr<Gate> gate) {
+  return [builder, responder, stream, gate](const serve::ChoiceUpdate& update) {
     auto events = std::make_shared<std::vector<std::string>>();
     const bool done = builder->Add(update, events.get());
     if (!stream && !done) return;
@@ -68,22 +78,26 @@ bool Run(const std::string& endpoint, serve::Frontend* frontend,
       if (done) responder->EndEventStream();
     });
   };
-  auto generation = frontend->Start(request, prompt, sink, arrival);
-  if (!generation.ok()) {
-    fail(FromStatus(generation.status()));
-    return false;
-  }
-  frontend->metrics().RecordRequest(endpoint, 200);
+}
+
+// Runs one generation; a client that goes away cancels it. `fail` answers a refused start.
+template <typename Builder>
+void Run(serve::Frontend* frontend, RunSpec<Builder> spec,
+         const std::shared_ptr<Responder>& responder, std::function<void(const ApiError&)> fail) {
+  auto gate = std::make_shared<Gate>();
+  auto sink = SinkFor(spec.builder, spec.stream, responder, gate);
+  auto generation = frontend->Start(spec.request, spec.prompt, sink, spec.arrival);
+  if (!generation.ok()) return fail(FromStatus(generation.status()));
+  frontend->metrics().RecordRequest(spec.endpoint, 200);
   std::weak_ptr<serve::Generation> weak = *generation;
   responder->OnClientGone([weak] {
     if (auto g = weak.lock()) g->Cancel();
   });
-  if (stream) {
+  if (spec.stream) {
     responder->StartEventStream();
-    for (std::string& event : first_events) responder->SendEvent(std::move(event));
+    for (std::string& event : spec.first_events) responder->SendEvent(std::move(event));
   }
   gate->Open();
-  return true;
 }
 
 }  // namespace
@@ -169,7 +183,7 @@ void Service::Ok(const std::string& endpoint, std::string body, const Reply& res
 
 void Service::KvEvents(const Reply& responder) {
   if (config_.kv_events_info.empty()) {
-    return Fail(std::string(RouteOf(Endpoint::kKvEvents).path), Dialect::kOpenAi,
+    return Fail(std::string(RouteOf(Endpoint::kKvEvents).path), kOpenAi,
                 {404, "this server publishes no KV events", ""}, responder);
   }
   responder->Send(200, config_.kv_events_info);
@@ -181,16 +195,18 @@ void Service::Chat(const Json& body, const Reply& responder) {
   OpenAiRequest parsed;
   ApiError error;
   if (!ParseChatRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, Dialect::kOpenAi, error, responder);
+    return Fail(endpoint, kOpenAi, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok()) return Fail(endpoint, Dialect::kOpenAi, FromStatus(prompt.status()), responder);
+  if (!prompt.ok()) return Fail(endpoint, kOpenAi, FromStatus(prompt.status()), responder);
   ResponseMeta meta{NewId("chatcmpl-"), std::time(nullptr), config_.api.model_name};
   auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kChat, meta,
                                                          parsed.generate.sampling.n, parsed.stream,
                                                          parsed.include_usage);
-  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
-      FailWith(endpoint, Dialect::kOpenAi, responder));
+  Run(frontend_,
+      RunSpec<OpenAiResponseBuilder>{
+          endpoint, parsed.generate, *prompt, builder, parsed.stream, arrival, {}},
+      responder, FailWith(endpoint, kOpenAi, responder));
 }
 
 void Service::Completion(const Json& body, const Reply& responder) {
@@ -199,10 +215,10 @@ void Service::Completion(const Json& body, const Reply& responder) {
   OpenAiRequest parsed;
   ApiError error;
   if (!ParseCompletionRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, Dialect::kOpenAi, error, responder);
+    return Fail(endpoint, kOpenAi, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok()) return Fail(endpoint, Dialect::kOpenAi, FromStatus(prompt.status()), responder);
+  if (!prompt.ok()) return Fail(endpoint, kOpenAi, FromStatus(prompt.status()), responder);
   std::string echo;
   if (parsed.generate.echo) {
     const std::vector<text::TokenId> ids(prompt->ids.begin(), prompt->ids.end());
@@ -213,8 +229,10 @@ void Service::Completion(const Json& body, const Reply& responder) {
   auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kCompletion,
                                                          meta, parsed.generate.sampling.n,
                                                          parsed.stream, parsed.include_usage, echo);
-  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
-      FailWith(endpoint, Dialect::kOpenAi, responder));
+  Run(frontend_,
+      RunSpec<OpenAiResponseBuilder>{
+          endpoint, parsed.generate, *prompt, builder, parsed.stream, arrival, {}},
+      responder, FailWith(endpoint, kOpenAi, responder));
 }
 
 void Service::Messages(const Json& body, const Reply& responder) {
@@ -223,17 +241,18 @@ void Service::Messages(const Json& body, const Reply& responder) {
   AnthropicRequest parsed;
   ApiError error;
   if (!ParseMessagesRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, Dialect::kAnthropic, error, responder);
+    return Fail(endpoint, kAnthropic, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok())
-    return Fail(endpoint, Dialect::kAnthropic, FromStatus(prompt.status()), responder);
+  if (!prompt.ok()) return Fail(endpoint, kAnthropic, FromStatus(prompt.status()), responder);
   ResponseMeta meta{NewId("msg_"), std::time(nullptr), config_.api.model_name};
   auto builder = std::make_shared<AnthropicResponseBuilder>(meta, parsed.stream);
   std::vector<std::string> first;
   builder->Start(prompt->reported_prompt_tokens, 0, &first);
-  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival,
-      std::move(first), FailWith(endpoint, Dialect::kAnthropic, responder));
+  Run(frontend_,
+      RunSpec<AnthropicResponseBuilder>{endpoint, parsed.generate, *prompt, builder, parsed.stream,
+                                        arrival, std::move(first)},
+      responder, FailWith(endpoint, kAnthropic, responder));
 }
 
 void Service::CountTokens(const Json& body, const Reply& responder) {
@@ -241,39 +260,42 @@ void Service::CountTokens(const Json& body, const Reply& responder) {
   serve::ChatRequest chat;
   ApiError error;
   if (!ParseCountTokensRequest(body, &chat, &error))
-    return Fail(endpoint, Dialect::kAnthropic, error, responder);
+    return Fail(endpoint, kAnthropic, error, responder);
   auto count = frontend_->CountChatTokens(chat);
-  if (!count.ok())
-    return Fail(endpoint, Dialect::kAnthropic, FromStatus(count.status()), responder);
+  if (!count.ok()) return Fail(endpoint, kAnthropic, FromStatus(count.status()), responder);
   Ok(endpoint, Dump(Json{{"input_tokens", *count}}), responder);
+}
+
+// A chat body's rendered prompt, or a text's ids (specials recognised unless
+// add_special_tokens is false).
+bool Service::TokenizeBody(const Json& body, std::vector<text::TokenId>* ids, ApiError* error) {
+  if (body.is_object() && body.contains("messages")) {
+    OpenAiRequest parsed;
+    if (!ParseChatRequest(body, config_.api, &parsed, error)) return false;
+    auto prompt = frontend_->Prepare(parsed.generate);
+    if (!prompt.ok()) *error = FromStatus(prompt.status());
+    if (prompt.ok()) ids->assign(prompt->ids.begin(), prompt->ids.end());
+    return prompt.ok();
+  }
+  if (!body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
+    *error = BadRequest("give 'prompt' (a string) or 'messages'");
+    return false;
+  }
+  const bool specials =
+      !(body.contains("add_special_tokens") && body["add_special_tokens"] == false);
+  auto encoded =
+      frontend_->tokenizer().Encode(body["prompt"].get<std::string>(),
+                                    specials ? text::SpecialMode::kAll : text::SpecialMode::kNone);
+  if (!encoded.ok()) *error = FromStatus(encoded.status());
+  if (encoded.ok()) *ids = std::move(*encoded);
+  return encoded.ok();
 }
 
 void Service::Tokenize(const Json& body, const Reply& responder) {
   const std::string endpoint = "/tokenize";
   std::vector<text::TokenId> ids;
-  if (body.is_object() && body.contains("messages")) {
-    OpenAiRequest parsed;
-    ApiError error;
-    if (!ParseChatRequest(body, config_.api, &parsed, &error)) {
-      return Fail(endpoint, Dialect::kOpenAi, error, responder);
-    }
-    auto prompt = frontend_->Prepare(parsed.generate);
-    if (!prompt.ok())
-      return Fail(endpoint, Dialect::kOpenAi, FromStatus(prompt.status()), responder);
-    ids.assign(prompt->ids.begin(), prompt->ids.end());
-  } else if (body.is_object() && body.contains("prompt") && body["prompt"].is_string()) {
-    const bool specials =
-        !(body.contains("add_special_tokens") && body["add_special_tokens"] == false);
-    auto encoded = frontend_->tokenizer().Encode(
-        body["prompt"].get<std::string>(),
-        specials ? text::SpecialMode::kAll : text::SpecialMode::kNone);
-    if (!encoded.ok())
-      return Fail(endpoint, Dialect::kOpenAi, FromStatus(encoded.status()), responder);
-    ids = std::move(*encoded);
-  } else {
-    return Fail(endpoint, Dialect::kOpenAi, BadRequest("give 'prompt' (a string) or 'messages'"),
-                responder);
-  }
+  ApiError error;
+  if (!TokenizeBody(body, &ids, &error)) return Fail(endpoint, kOpenAi, error, responder);
   Ok(endpoint,
      Dump(Json{
          {"count", ids.size()}, {"max_model_len", frontend_->max_model_len()}, {"tokens", ids}}),
@@ -289,11 +311,11 @@ void Service::Detokenize(const Json& body, const Reply& responder) {
     ids.push_back(id.get<text::TokenId>());
   }
   if (!list || ids.size() != body["tokens"].size()) {
-    return Fail(endpoint, Dialect::kOpenAi,
-                BadRequest("'tokens' must be a list of token ids", "tokens"), responder);
+    return Fail(endpoint, kOpenAi, BadRequest("'tokens' must be a list of token ids", "tokens"),
+                responder);
   }
   auto text = frontend_->tokenizer().Decode(ids);
-  if (!text.ok()) return Fail(endpoint, Dialect::kOpenAi, FromStatus(text.status()), responder);
+  if (!text.ok()) return Fail(endpoint, kOpenAi, FromStatus(text.status()), responder);
   Ok(endpoint, Dump(Json{{"prompt", *text}}), responder);
 }
 

@@ -50,6 +50,7 @@ class Service : public RequestHandler {
   void Messages(const Json& body, const Reply& responder);
   void CountTokens(const Json& body, const Reply& responder);
   void Tokenize(const Json& body, const Reply& responder);
+  bool TokenizeBody(const Json& body, std::vector<text::TokenId>* ids, ApiError* error);
   void Detokenize(const Json& body, const Reply& responder);
   void Models(const Reply& responder);
   void KvEvents(const Reply& responder);
