@@ -2,10 +2,9 @@
 // fake runner (nothing here generates): every route is answered, each in its own error dialect;
 // the key, draining and the probes; what the table answers is counted in /metrics. Lives in
 // tests/ because it spans api, serve and engine.
-#include "api/service.h"
-
 #include <gtest/gtest.h>
 
+#include "api/service.h"
 #include "api/testing_responder.h"
 #include "engine/engine.h"
 #include "engine/fake_model_runner.h"
