@@ -1,7 +1,8 @@
 // Fuzzes the request-body parsers that see user bytes first: the first byte picks the endpoint
 // (chat completions, completions, messages, count_tokens), the rest is parsed as JSON and
-// converted. A valid chat body is then rendered with the K3 chat format. Nothing may crash or
-// hang; a rejection must carry a 4xx status and a message; parsing is deterministic.
+// converted onto the typed request. A valid chat request is then rendered with the K3 chat format.
+// Nothing may crash or hang; a rejection must carry a 4xx status and a message; the typed
+// conversation survives being written as template JSON and read back unchanged.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "api/openai_request.h"
 #include "base/check.h"
 #include "serve/chat_format.h"
+#include "text/chat/conversation_json.h"
 
 namespace {
 
@@ -23,8 +25,21 @@ void CheckRejection(bool ok, const ApiError& error) {
   K3_CHECK(!error.message.empty());
 }
 
+// What chat templates are given (the typed conversation as JSON) reads back as the same
+// conversation.
+void CheckRoundTrip(const k3::text::chat::Conversation& conversation) {
+  namespace chat = k3::text::chat;
+  auto messages = chat::MessagesFromJson(chat::MessagesToJson(conversation.messages));
+  K3_CHECK(messages.ok()) << messages.status().ToString();
+  K3_CHECK(*messages == conversation.messages);
+  auto tools = chat::ToolsFromJson(chat::ToolsToJson(conversation.tools), "tools");
+  K3_CHECK(tools.ok()) << tools.status().ToString();
+  K3_CHECK(*tools == conversation.tools);
+}
+
 void RenderIfChat(const k3::serve::GenerateRequest& request) {
   if (!request.chat) return;
+  CheckRoundTrip(request.chat->conversation);
   static const k3::serve::ChatFormat format = k3::serve::ChatFormat::K3();
   auto rendered = format.Render(*request.chat);
   if (!rendered.ok()) K3_CHECK(!rendered.status().message().empty());
@@ -54,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CheckRejection(ok, error);
     if (ok) RenderIfChat(request.generate);
   } else {
-    Json chat;
+    k3::serve::ChatRequest chat;
     CheckRejection(k3::api::ParseCountTokensRequest(body, &chat, &error), error);
   }
   return 0;

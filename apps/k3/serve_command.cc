@@ -102,19 +102,71 @@ void RegisterWithRouter(const std::string& router_url, const std::string& self) 
   K3_LOG(kError) << "gave up registering with the router at " << router_url;
 }
 
+base::Status CheckFlags(ServeFlags& f) {
+  K3_RETURN_IF_ERROR(f.engine.Finish());
+  if (f.sampling_policy != "open" && f.sampling_policy != "kimi") {
+    return base::InvalidArgument("--sampling-policy must be open or kimi");
+  }
+  return base::Status::Ok();
+}
+
+// The checkpoint's model behind an engine (not started); KV events go to `kv_channel` when
+// --kv-events is set.
+base::Result<std::unique_ptr<engine::Engine>> MakeEngine(const ServeFlags& f,
+                                                         const std::string& dir,
+                                                         base::ThreadPool* pool,
+                                                         cache::KvEventChannel* kv_channel) {
+  K3_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> model, model::Model::Load(dir, pool));
+  return engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(std::move(model)),
+                                f.engine.config, f.kv_events.empty() ? nullptr : kv_channel);
+}
+
+std::string ServedModelName(const ServeFlags& f, const std::string& dir) {
+  if (!f.served_model_name.empty()) return f.served_model_name;
+  return f.model.empty() ? "k3-demo" : std::filesystem::path(dir).filename().string();
+}
+
+api::ServiceConfig MakeServiceConfig(const ServeFlags& f, const std::string& model_name,
+                                     std::string kv_info) {
+  api::ServiceConfig config;
+  config.api.model_name = model_name;
+  config.api.policy =
+      f.sampling_policy == "kimi" ? api::SamplingPolicy::kKimi : api::SamplingPolicy::kOpen;
+  config.api.allow_forced_output = f.scripted_output;
+  config.api_key = f.api_key;
+  config.kv_events_info = std::move(kv_info);
+  return config;
+}
+
+http::ServerConfig MakeServerConfig(const ServeFlags& f, size_t body_limit) {
+  http::ServerConfig config;
+  config.host = f.host;
+  config.port = static_cast<uint16_t>(f.port);
+  config.body_limit = body_limit;
+  config.io_threads = f.io_threads;
+  config.drain_timeout = std::chrono::seconds(f.drain_timeout);
+  return config;
+}
+
+void PrintListening(const ServeFlags& f, const serve::Frontend& frontend, const std::string& dir,
+                    uint16_t port) {
+  std::printf("k3 serve: model '%s' (%s), context %lld tokens\n",
+              frontend.config().model_name.c_str(), dir.c_str(),
+              static_cast<long long>(frontend.max_model_len()));
+  std::printf("listening on http://%s:%u  (try: curl http://%s:%u/v1/models)\n", f.host.c_str(),
+              port, f.host.c_str(), port);
+  std::fflush(stdout);
+}
+
 int Serve(ServeFlags& f) {
   BlockShutdownSignals();  // before any thread starts: they inherit the mask
-
   auto fail = [](const base::Status& s) {
     K3_LOG(kError) << s.ToString();
     return 1;
   };
-  if (auto s = f.engine.Finish(); !s.ok()) return fail(s);
+  if (auto s = CheckFlags(f); !s.ok()) return fail(s);
   auto body_limit = ParseByteSize(f.body_limit);
   if (!body_limit.ok()) return fail(body_limit.status());
-  if (f.sampling_policy != "open" && f.sampling_policy != "kimi") {
-    return fail(base::InvalidArgument("--sampling-policy must be open or kimi"));
-  }
   auto dir = ResolveModelDir(f);
   if (!dir.ok()) return fail(dir.status());
 
@@ -123,13 +175,8 @@ int Serve(ServeFlags& f) {
   if (!tokenizer.ok()) return fail(tokenizer.status());
   auto format = serve::ChatFormat::FromCheckpoint(*dir);
   if (!format.ok()) return fail(format.status());
-  auto loaded = model::Model::Load(*dir, &pool);
-  if (!loaded.ok()) return fail(loaded.status());
-  std::shared_ptr<const model::Model> model = std::move(loaded).value();
   cache::KvEventChannel kv_channel;
-  auto engine =
-      engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), f.engine.config,
-                             f.kv_events.empty() ? nullptr : &kv_channel);
+  auto engine = MakeEngine(f, *dir, &pool, &kv_channel);
   if (!engine.ok()) return fail(engine.status());
   std::unique_ptr<kvwire::KvEventPublisher> publisher;
   std::string kv_info;
@@ -141,37 +188,16 @@ int Serve(ServeFlags& f) {
   (*engine)->Start();
 
   serve::FrontendConfig frontend_config;
-  frontend_config.model_name =
-      f.served_model_name.empty()
-          ? (f.model.empty() ? "k3-demo" : std::filesystem::path(*dir).filename().string())
-          : f.served_model_name;
+  frontend_config.model_name = ServedModelName(f, *dir);
   frontend_config.max_pending_requests = f.max_pending;
   serve::Frontend frontend(std::move(tokenizer).value(), std::move(format).value(), engine->get(),
                            frontend_config);
-  api::ServiceConfig service_config;
-  service_config.api.model_name = frontend_config.model_name;
-  service_config.api.policy =
-      f.sampling_policy == "kimi" ? api::SamplingPolicy::kKimi : api::SamplingPolicy::kOpen;
-  service_config.api.allow_forced_output = f.scripted_output;
-  service_config.api_key = f.api_key;
-  service_config.kv_events_info = kv_info;
-  api::Service service(&frontend, service_config);
-
-  http::ServerConfig server_config;
-  server_config.host = f.host;
-  server_config.port = static_cast<uint16_t>(f.port);
-  server_config.body_limit = static_cast<size_t>(*body_limit);
-  server_config.io_threads = f.io_threads;
-  server_config.drain_timeout = std::chrono::seconds(f.drain_timeout);
-  http::Server server(server_config, &service);
+  api::Service service(&frontend,
+                       MakeServiceConfig(f, frontend_config.model_name, std::move(kv_info)));
+  http::Server server(MakeServerConfig(f, static_cast<size_t>(*body_limit)), &service);
   if (auto s = server.Listen(); !s.ok()) return fail(s);
   ShutdownOnSignal(&server);
-  std::printf("k3 serve: model '%s' (%s), context %lld tokens\n",
-              frontend_config.model_name.c_str(), dir->c_str(),
-              static_cast<long long>(frontend.max_model_len()));
-  std::printf("listening on http://%s:%u  (try: curl http://%s:%u/v1/models)\n", f.host.c_str(),
-              server.port(), f.host.c_str(), server.port());
-  std::fflush(stdout);
+  PrintListening(f, frontend, *dir, server.port());
   if (!f.register_with.empty()) {
     const std::string self = f.advertise_url.empty()
                                  ? "http://" + f.host + ":" + std::to_string(server.port())

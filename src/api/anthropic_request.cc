@@ -1,15 +1,35 @@
 #include "api/anthropic_request.h"
 
 #include <map>
+#include <set>
 
 #include "api/fields.h"
 #include "api/openai_request_internal.h"
+#include "text/chat/conversation.h"
 
 namespace k3::api {
 namespace {
 
+using text::chat::Content;
+using text::chat::ContentPart;
+using text::chat::Message;
+using text::chat::Role;
+using text::chat::ToolCall;
+using text::chat::ToolChoice;
+
+// An image block's source as a URL: the url itself, or a data URI for base64 data.
+std::string ImageUrl(const Json& block) {
+  const Json* source = Fields(block).Get("source");
+  if (source == nullptr || !source->is_object()) return {};
+  if (StringOr(*source, "type") == "url") return StringOr(*source, "url");
+  const std::string data = StringOr(*source, "data");
+  if (data.empty()) return {};
+  return "data:" + StringOr(*source, "media_type") + ";base64," + data;
+}
+
 struct Converter {
   std::map<std::string, std::string> renamed;  // client tool_use id -> functions.{name}:{n}
+  int calls = 0;                               // tool calls so far in the conversation
   ApiError* error;
 
   bool Fail(std::string message, std::string param) {
@@ -34,135 +54,158 @@ struct Converter {
     return true;
   }
 
-  bool UserBlocks(const Json& content, const std::string& where, Json* messages) {
-    Json parts = Json::array();
+  // User blocks: tool_result blocks become tool messages (in order), the rest one user message
+  // after them.
+  bool UserBlocks(const Json& content, const std::string& where, std::vector<Message>* out) {
+    std::vector<ContentPart> parts;
     for (const Json& block : content) {
       const std::string type = StringOr(block, "type");
       if (type == "text" && block.contains("text") && block["text"].is_string()) {
-        parts.push_back({{"type", "text"}, {"text", block["text"]}});
+        parts.push_back(ContentPart::Text(block["text"].get<std::string>()));
       } else if (type == "image") {
-        parts.push_back({{"type", "image_url"}, {"image_url", {{"url", ""}}}});
+        parts.push_back(ContentPart::Image(ImageUrl(block)));
       } else if (type == "tool_result") {
         const std::string id = StringOr(block, "tool_use_id");
         if (id.empty()) return Fail(where + ": tool_result needs tool_use_id", where);
         std::string result;
         if (block.contains("content") && !Text(block["content"], where, &result)) return false;
         auto it = renamed.find(id);
-        messages->push_back({{"role", "tool"},
-                             {"tool_call_id", it == renamed.end() ? id : it->second},
-                             {"content", result}});
+        Message message{.role = Role::kTool, .content = Content::Of(std::move(result))};
+        message.tool_call_id = it == renamed.end() ? id : it->second;
+        out->push_back(std::move(message));
       } else {
         return Fail(where + ": unsupported content block type '" + type + "'", where);
       }
     }
-    if (!parts.empty()) messages->push_back({{"role", "user"}, {"content", parts}});
+    if (!parts.empty()) {
+      out->push_back({.role = Role::kUser, .content = Content::Of(std::move(parts))});
+    }
     return true;
   }
 
-  bool AssistantBlocks(const Json& content, const std::string& where, Json* messages) {
-    Json message = {{"role", "assistant"}, {"content", ""}};
-    std::string text, reasoning;
-    Json calls = Json::array();
+  // A tool_use block; its id becomes functions.{name}:{n}.
+  bool ToolUse(const Json& block, const std::string& where, Message* message) {
+    const std::string name = block["name"];
+    const std::string id =
+        "functions." + name + ":" + std::to_string(message->tool_calls.size() + calls);
+    if (block.contains("id") && !block["id"].is_string()) {
+      return Fail(where + ": tool_use.id must be a string", where);
+    }
+    renamed[StringOr(block, "id", id)] = id;
+    const Json input = block.contains("input") ? block["input"] : Json::object();
+    message->tool_calls.push_back({.id = id, .name = name, .arguments = Json(Dump(input))});
+    return true;
+  }
+
+  bool AssistantBlocks(const Json& content, const std::string& where, std::vector<Message>* out) {
+    Message message{.role = Role::kAssistant};
+    std::string text;
     for (const Json& block : content) {
       const std::string type = StringOr(block, "type");
       if (type == "text" && block.contains("text") && block["text"].is_string()) {
         text += block["text"].get<std::string>();
       } else if (type == "thinking" && block.contains("thinking") &&
                  block["thinking"].is_string()) {
-        reasoning += block["thinking"].get<std::string>();
+        message.reasoning += block["thinking"].get<std::string>();
       } else if (type == "redacted_thinking") {
         continue;  // opaque to us
       } else if (type == "tool_use" && block.contains("name") && block["name"].is_string()) {
-        const std::string name = block["name"];
-        const std::string id = "functions." + name + ":" + std::to_string(calls.size() + calls_);
-        if (block.contains("id") && !block["id"].is_string()) {
-          return Fail(where + ": tool_use.id must be a string", where);
-        }
-        renamed[StringOr(block, "id", id)] = id;
-        const Json input = block.contains("input") ? block["input"] : Json::object();
-        calls.push_back({{"id", id},
-                         {"type", "function"},
-                         {"function", {{"name", name}, {"arguments", Dump(input)}}}});
+        if (!ToolUse(block, where, &message)) return false;
       } else {
         return Fail(where + ": unsupported assistant block type '" + type + "'", where);
       }
     }
-    calls_ += static_cast<int>(calls.size());
-    message["content"] = text;
-    if (!reasoning.empty()) message["reasoning_content"] = reasoning;
-    if (!calls.empty()) message["tool_calls"] = std::move(calls);
-    messages->push_back(std::move(message));
+    calls += static_cast<int>(message.tool_calls.size());
+    message.content = Content::Of(std::move(text));
+    out->push_back(std::move(message));
+    return true;
+  }
+
+  bool Messages(const Json& input, std::vector<Message>* out) {
+    for (size_t i = 0; i < input.size(); ++i) {
+      const std::string where = "messages[" + std::to_string(i) + "]";
+      const Json& m = input[i];
+      const std::string role = StringOr(m, "role");
+      if ((role != "user" && role != "assistant") || !m.contains("content")) {
+        return Fail(where + " needs role user or assistant and content", where);
+      }
+      const Json& content = m["content"];
+      if (content.is_string()) {
+        out->push_back({.role = role == "user" ? Role::kUser : Role::kAssistant,
+                        .content = Content::Of(content.get<std::string>())});
+      } else if (!content.is_array()) {
+        return Fail(where + ".content must be a string or a list of blocks", where);
+      } else if (role == "user" ? !UserBlocks(content, where, out)
+                                : !AssistantBlocks(content, where, out)) {
+        return false;
+      }
+    }
     return true;
   }
 
   static std::string Dump(const Json& j) {
     return j.dump(-1, ' ', false, Json::error_handler_t::replace);
   }
-
-  int calls_ = 0;
 };
 
-bool ConvertTools(const Json& body, Json* chat, ApiError* error) {
-  Fields f(body);
-  if (const Json* tools = f.Get("tools")) {
-    if (!tools->is_array()) {
-      *error = BadRequest("'tools' must be a list", "tools");
-      return false;
-    }
-    Json out = Json::array();
-    for (const Json& tool : *tools) {
-      if (!tool.is_object() || StringOr(tool, "name").empty()) {
-        *error = BadRequest("tools[] need a string 'name'", "tools");
-        return false;
-      }
-      // Client tools must declare input_schema (Anthropic answers 400 without one); server
-      // tools (a "type" such as web_search_...) are not something this server runs.
-      if (tool.contains("type") && tool["type"] != "custom") {
-        *error = BadRequest("tools[]: only client tools (type \"custom\") are supported", "tools");
-        return false;
-      }
-      const auto schema = tool.find("input_schema");
-      if (schema == tool.end() || !schema->is_object()) {
-        *error = BadRequest("tools[] need an 'input_schema' object", "tools");
-        return false;
-      }
-      Json function = {{"name", tool["name"]}};
-      if (tool.contains("description")) function["description"] = tool["description"];
-      function["parameters"] = *schema;
-      out.push_back({{"type", "function"}, {"function", function}});
-    }
-    (*chat)["tools"] = std::move(out);
+// Client tools only (Anthropic answers 400 without an input_schema); server tools (a "type" such
+// as web_search_...) are not something this server runs.
+bool ConvertTool(const Json& tool, std::vector<text::chat::Tool>* out, ApiError* error) {
+  if (!tool.is_object() || StringOr(tool, "name").empty()) {
+    *error = BadRequest("tools[] need a string 'name'", "tools");
+    return false;
   }
-  if (const Json* choice = f.Get("tool_choice")) {
-    const std::string type = StringOr(*choice, "type");
-    if (type == "auto")
-      (*chat)["tool_choice"] = "auto";
-    else if (type == "any")
-      (*chat)["tool_choice"] = "required";
-    else if (type == "none")
-      (*chat)["tool_choice"] = "none";
-    else if (type == "tool" && choice->contains("name")) {
-      (*chat)["tool_choice"] = {{"type", "function"}, {"function", {{"name", (*choice)["name"]}}}};
-    } else {
-      *error = BadRequest("'tool_choice.type' must be auto, any, tool or none", "tool_choice");
-      return false;
-    }
-    bool disable_parallel = false;
-    if (!Fields(*choice, "tool_choice")
-             .Bool("disable_parallel_tool_use", &disable_parallel, error)) {
-      return false;
-    }
-    if (disable_parallel) (*chat)["parallel_tool_calls"] = false;
+  if (tool.contains("type") && tool["type"] != "custom") {
+    *error = BadRequest("tools[]: only client tools (type \"custom\") are supported", "tools");
+    return false;
   }
+  const auto schema = tool.find("input_schema");
+  if (schema == tool.end() || !schema->is_object()) {
+    *error = BadRequest("tools[] need an 'input_schema' object", "tools");
+    return false;
+  }
+  const Json* description = Fields(tool).Get("description");
+  if (description != nullptr && !description->is_string()) {
+    *error = BadRequest("tools[]: 'description' must be a string", "tools");
+    return false;
+  }
+  text::chat::Tool converted{.name = StringOr(tool, "name"), .parameters = *schema};
+  if (description != nullptr) converted.description = description->get<std::string>();
+  out->push_back(std::move(converted));
   return true;
 }
 
-bool ConvertThinking(const Json& body, Json* chat, ApiError* error) {
+// tool_choice; `named` is set to the name of a {type: tool} choice (null when not a string).
+bool ConvertToolChoice(const Json& choice, serve::ChatRequest* chat, const Json** named,
+                       ApiError* error) {
+  const std::string type = StringOr(choice, "type");
+  if (type == "auto") {
+    chat->tool_choice.mode = ToolChoice::Mode::kAuto;
+  } else if (type == "any") {
+    chat->tool_choice.mode = ToolChoice::Mode::kRequired;
+  } else if (type == "none") {
+    chat->tool_choice.mode = ToolChoice::Mode::kNone;
+  } else if (type == "tool" && choice.contains("name")) {
+    chat->tool_choice = {ToolChoice::Mode::kFunction, StringOr(choice, "name")};
+    *named = &choice["name"];
+  } else {
+    *error = BadRequest("'tool_choice.type' must be auto, any, tool or none", "tool_choice");
+    return false;
+  }
+  bool disable_parallel = false;
+  if (!Fields(choice, "tool_choice").Bool("disable_parallel_tool_use", &disable_parallel, error)) {
+    return false;
+  }
+  if (disable_parallel) chat->parallel_tool_calls = false;
+  return true;
+}
+
+bool ConvertThinking(const Json& body, serve::ChatRequest* chat, ApiError* error) {
   const Json* thinking = Fields(body).Get("thinking");
   if (thinking == nullptr) return true;
   const std::string type = StringOr(*thinking, "type");
   if (type == "disabled") {
-    (*chat)["thinking"] = {{"type", "disabled"}};
+    chat->thinking.enabled = false;
     return true;
   }
   if (type != "enabled") {
@@ -174,52 +217,75 @@ bool ConvertThinking(const Json& body, Json* chat, ApiError* error) {
     *error = BadRequest("'thinking.budget_tokens' must be an integer >= 1024", "thinking");
     return false;
   }
-  (*chat)["thinking"] = {{"type", "enabled"}};
+  chat->thinking.enabled = true;
+  return true;
+}
+
+// What the OpenAI validator checks of a request, applied to the converted one (its messages and
+// params): a conversation, valid unique tool names, a tool_choice that fits the tools.
+bool ValidateConverted(const serve::ChatRequest& chat, const Json* named, ApiError* error) {
+  if (chat.conversation.messages.empty()) {
+    *error = BadRequest("'messages' must be a non-empty list", "messages");
+    return false;
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < chat.conversation.tools.size(); ++i) {
+    const std::string where = "tools[" + std::to_string(i) + "]";
+    if (!CheckToolName(chat.conversation.tools[i].name, where, &names, error)) return false;
+  }
+  const ToolChoice& choice = chat.tool_choice;
+  if (choice.mode == ToolChoice::Mode::kRequired && names.empty()) {
+    *error = BadRequest(kRequiredWithoutTools, "tool_choice");
+    return false;
+  }
+  if (choice.mode != ToolChoice::Mode::kFunction) return true;
+  if (named == nullptr || !named->is_string()) {
+    *error = BadRequest(kChoiceNotAFunction, "tool_choice");
+    return false;
+  }
+  if (!names.contains(choice.function)) {
+    *error = BadRequest(kChoiceNotDeclared, "tool_choice");
+    return false;
+  }
   return true;
 }
 
 }  // namespace
 
-bool ParseCountTokensRequest(const Json& body, Json* chat, ApiError* error) {
+bool ParseCountTokensRequest(const Json& body, serve::ChatRequest* chat, ApiError* error) {
   if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array()) {
     *error = BadRequest("'messages' must be a list", "messages");
     return false;
   }
+  *chat = serve::ChatRequest();
   Converter convert{.error = error};
-  Json messages = Json::array();
-  if (const Json* system = Fields(body).Get("system")) {
+  std::vector<Message>& messages = chat->conversation.messages;
+  Fields f(body);
+  if (const Json* system = f.Get("system")) {
     std::string text;
     if (!convert.Text(*system, "system", &text)) return false;
-    messages.push_back({{"role", "system"}, {"content", text}});
+    messages.push_back({.role = Role::kSystem, .content = Content::Of(std::move(text))});
   }
-  const Json& input = body["messages"];
-  for (size_t i = 0; i < input.size(); ++i) {
-    const std::string where = "messages[" + std::to_string(i) + "]";
-    const Json& m = input[i];
-    const std::string role = StringOr(m, "role");
-    if ((role != "user" && role != "assistant") || !m.contains("content")) {
-      *error = BadRequest(where + " needs role user or assistant and content", where);
+  if (!convert.Messages(body["messages"], &messages)) return false;
+  if (const Json* tools = f.Get("tools")) {
+    if (!tools->is_array()) {
+      *error = BadRequest("'tools' must be a list", "tools");
       return false;
     }
-    const Json& content = m["content"];
-    if (content.is_string()) {
-      messages.push_back({{"role", role}, {"content", content}});
-    } else if (!content.is_array()) {
-      *error = BadRequest(where + ".content must be a string or a list of blocks", where);
-      return false;
-    } else if (role == "user" ? !convert.UserBlocks(content, where, &messages)
-                              : !convert.AssistantBlocks(content, where, &messages)) {
-      return false;
+    for (const Json& tool : *tools) {
+      if (!ConvertTool(tool, &chat->conversation.tools, error)) return false;
     }
   }
-  *chat = {{"messages", std::move(messages)}};
-  return ConvertTools(body, chat, error) && ConvertThinking(body, chat, error) &&
-         ValidateMessages((*chat)["messages"], error) && ValidateChatExtras(*chat, error);
+  const Json* named = nullptr;
+  if (const Json* choice = f.Get("tool_choice")) {
+    if (!ConvertToolChoice(*choice, chat, &named, error)) return false;
+  }
+  return ConvertThinking(body, chat, error) && ValidateConverted(*chat, named, error);
 }
 
 bool ParseMessagesRequest(const Json& body, const ApiOptions& options, AnthropicRequest* out,
                           ApiError* error) {
-  Json chat;
+  serve::ChatRequest chat;
   if (!ParseCountTokensRequest(body, &chat, error)) return false;
   Fields f(body);
   int64_t max_tokens = 0, top_k = 0;

@@ -1,8 +1,10 @@
-// Anthropic Messages request bodies -> the internal chat shape (OpenAI-style messages):
-// system blocks -> a system message, tool_result blocks -> tool messages, thinking blocks ->
-// reasoning_content, tool_use -> tool_calls. Client tool ids (toolu_…) are renamed to Kimi's
-// functions.{name}:{n} (n counted over the conversation), because the model relies on that format;
-// tool_result ids follow the rename.
+// Anthropic Messages request bodies -> the typed chat request (serve::ChatRequest): system blocks
+// -> a system message, tool_result blocks -> tool messages (before the rest of their user turn),
+// thinking blocks -> reasoning, tool_use -> tool calls, input_schema -> parameters. Client tool
+// ids (toolu_…) are renamed to Kimi's functions.{name}:{n} (n counted over the conversation),
+// because the model relies on that format; tool_result ids follow the rename. The converted
+// request is held to the OpenAI validator's rules (non-empty conversation, valid unique tool
+// names, a tool_choice that fits), with its messages and params.
 #pragma once
 
 #include "api/api_error.h"
@@ -18,6 +20,6 @@ struct AnthropicRequest {
 bool ParseMessagesRequest(const Json& body, const ApiOptions& options, AnthropicRequest* out,
                           ApiError* error);
 // count_tokens: the same conversion, no sampling fields required.
-bool ParseCountTokensRequest(const Json& body, Json* chat, ApiError* error);
+bool ParseCountTokensRequest(const Json& body, serve::ChatRequest* chat, ApiError* error);
 
 }  // namespace k3::api

@@ -1,4 +1,4 @@
-// Anthropic Messages request bodies -> the internal (OpenAI-shaped) chat and sampling fields.
+// Anthropic Messages request bodies -> the typed chat request and the sampling fields.
 #include "api/anthropic_request.h"
 
 #include <gtest/gtest.h>
@@ -8,12 +8,19 @@
 namespace k3::api {
 namespace {
 
+using text::chat::Content;
+using text::chat::ContentPart;
+using text::chat::Message;
+using text::chat::Role;
+using text::chat::ToolCall;
+using text::chat::ToolChoice;
+
 struct Outcome {
   bool ok = false;
   ApiError error;
   std::string exception;  // a parse that throws is a bug: it becomes a 500, not a 400
   AnthropicRequest request;
-  const Json& chat() const { return *request.generate.chat; }
+  const serve::ChatRequest& chat() const { return *request.generate.chat; }
 };
 
 const char* kMinimal =
@@ -130,16 +137,17 @@ TEST(AnthropicRequest, SamplingFields) {
   EXPECT_EQ(s.top_k, 20);
   EXPECT_EQ(out.request.generate.stop, std::vector<std::string>{"END"});
   EXPECT_TRUE(out.request.stream);
-  EXPECT_EQ(out.chat()["messages"], Json::parse(R"([{"role": "user", "content": "hi"}])"));
+  EXPECT_EQ(out.chat().conversation.messages,
+            (std::vector<Message>{{.role = Role::kUser, .content = Content::Of("hi")}}));
 }
 
 TEST(AnthropicRequest, ThinkingBudgetInRange) {
   Outcome out = ParsePatched(R"({"thinking": {"type": "enabled", "budget_tokens": 1024}})");
   ASSERT_TRUE(out.ok) << out.error.message;
-  EXPECT_EQ(out.chat()["thinking"], Json::parse(R"({"type": "enabled"})"));
+  EXPECT_EQ(out.chat().thinking.enabled, true);
   out = ParsePatched(R"({"thinking": {"type": "disabled"}})");
   ASSERT_TRUE(out.ok) << out.error.message;
-  EXPECT_EQ(out.chat()["thinking"], Json::parse(R"({"type": "disabled"})"));
+  EXPECT_EQ(out.chat().thinking.enabled, false);
 }
 
 TEST(AnthropicRequest, SystemStringAndBlocksBecomeASystemMessage) {
@@ -148,10 +156,10 @@ TEST(AnthropicRequest, SystemStringAndBlocksBecomeASystemMessage) {
         R"({"system": [{"type": "text", "text": "be "}, {"type": "text", "text": "brief"}]})"}) {
     const Outcome out = ParsePatched(system);
     ASSERT_TRUE(out.ok) << out.error.message;
-    const Json& messages = out.chat()["messages"];
+    const std::vector<Message>& messages = out.chat().conversation.messages;
     ASSERT_EQ(messages.size(), 2u);
-    EXPECT_EQ(messages[0], Json::parse(R"({"role": "system", "content": "be brief"})"));
-    EXPECT_EQ(messages[1]["role"], "user");
+    EXPECT_EQ(messages[0], (Message{.role = Role::kSystem, .content = Content::Of("be brief")}));
+    EXPECT_EQ(messages[1].role, Role::kUser);
   }
 }
 
@@ -180,52 +188,56 @@ TEST(AnthropicRequest, ToolUseIdsAreRenamedAcrossTheConversation) {
         {"type": "tool_result", "tool_use_id": "toolu_C", "content": "sun"},
         {"type": "text", "text": "thanks"}]}]})");
   ASSERT_TRUE(out.ok) << out.error.message << out.exception;
-  const Json& m = out.chat()["messages"];
-  ASSERT_EQ(m.size(), 7u) << m.dump(1);
-  EXPECT_EQ(m[1]["role"], "assistant");
-  EXPECT_EQ(m[1]["content"], "Checking.");
-  EXPECT_EQ(m[1]["reasoning_content"], "need tools");
-  ASSERT_EQ(m[1]["tool_calls"].size(), 2u);
-  EXPECT_EQ(m[1]["tool_calls"][0], Json::parse(R"({"id": "functions.get_weather:0",
-      "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}})"));
-  EXPECT_EQ(m[1]["tool_calls"][1]["id"], "functions.get_time:1");
-  EXPECT_EQ(m[1]["tool_calls"][1]["function"]["arguments"], "{}");
-  EXPECT_EQ(m[2], Json::parse(R"({"role": "tool", "tool_call_id": "functions.get_weather:0",
-                                  "content": "rain"})"));
-  EXPECT_EQ(m[3], Json::parse(R"({"role": "tool", "tool_call_id": "functions.get_time:1",
-                                  "content": "noon"})"));
-  EXPECT_EQ(m[4]["tool_calls"][0]["id"], "functions.get_weather:2");
-  EXPECT_FALSE(m[4].contains("reasoning_content"));
-  EXPECT_EQ(m[5]["tool_call_id"], "functions.get_weather:2");
+  const std::vector<Message>& m = out.chat().conversation.messages;
+  ASSERT_EQ(m.size(), 7u);
+  EXPECT_EQ(m[1].role, Role::kAssistant);
+  EXPECT_EQ(m[1].content, Content::Of("Checking."));
+  EXPECT_EQ(m[1].reasoning, "need tools");
+  ASSERT_EQ(m[1].tool_calls.size(), 2u);
+  EXPECT_EQ(m[1].tool_calls[0], (ToolCall{.id = "functions.get_weather:0",
+                                          .name = "get_weather",
+                                          .arguments = Json("{\"city\":\"Oslo\"}")}));
+  EXPECT_EQ(m[1].tool_calls[1].id, "functions.get_time:1");
+  EXPECT_EQ(m[1].tool_calls[1].arguments, Json("{}"));
+  Message rain{.role = Role::kTool, .content = Content::Of("rain")};
+  rain.tool_call_id = "functions.get_weather:0";
+  EXPECT_EQ(m[2], rain);
+  Message noon{.role = Role::kTool, .content = Content::Of("noon")};
+  noon.tool_call_id = "functions.get_time:1";
+  EXPECT_EQ(m[3], noon);
+  EXPECT_EQ(m[4].tool_calls[0].id, "functions.get_weather:2");
+  EXPECT_TRUE(m[4].reasoning.empty());
+  EXPECT_EQ(m[5].tool_call_id, "functions.get_weather:2");
   EXPECT_EQ(m[6],
-            Json::parse(R"({"role": "user", "content": [{"type": "text", "text": "thanks"}]})"));
-  // tools -> OpenAI function tools, input_schema -> parameters.
-  const Json& tools = out.chat()["tools"];
+            (Message{.role = Role::kUser, .content = Content::Of({ContentPart::Text("thanks")})}));
+  // tools -> function tools, input_schema -> parameters.
+  const std::vector<text::chat::Tool>& tools = out.chat().conversation.tools;
   ASSERT_EQ(tools.size(), 2u);
-  EXPECT_EQ(tools[0], Json::parse(R"({"type": "function", "function": {"name": "get_weather",
-      "description": "w", "parameters": {"type": "object",
-      "properties": {"city": {"type": "string"}}}}})"));
-  EXPECT_EQ(tools[1]["function"]["parameters"], Json::object());
+  EXPECT_EQ(tools[0], (text::chat::Tool{.name = "get_weather",
+                                        .description = "w",
+                                        .parameters = Json::parse(R"({"type": "object",
+      "properties": {"city": {"type": "string"}}})")}));
+  EXPECT_EQ(tools[1].parameters, Json::object());
 }
 
 TEST(AnthropicRequest, ToolChoiceMapping) {
   const std::string tools = R"("tools": [{"name": "f", "input_schema": {"type": "object"}}])";
-  const std::pair<const char*, const char*> cases[] = {
-      {R"({"type": "auto"})", R"("auto")"},
-      {R"({"type": "any"})", R"("required")"},
-      {R"({"type": "none"})", R"("none")"},
-      {R"({"type": "tool", "name": "f"})", R"({"type": "function", "function": {"name": "f"}})"},
+  const std::pair<const char*, ToolChoice> cases[] = {
+      {R"({"type": "auto"})", {ToolChoice::Mode::kAuto, ""}},
+      {R"({"type": "any"})", {ToolChoice::Mode::kRequired, ""}},
+      {R"({"type": "none"})", {ToolChoice::Mode::kNone, ""}},
+      {R"({"type": "tool", "name": "f"})", {ToolChoice::Mode::kFunction, "f"}},
   };
   for (const auto& [choice, expected] : cases) {
     const Outcome out = ParsePatched("{" + tools + R"(, "tool_choice": )" + choice + "}");
     ASSERT_TRUE(out.ok) << choice << ": " << out.error.message;
-    EXPECT_EQ(out.chat()["tool_choice"], Json::parse(expected)) << choice;
-    EXPECT_FALSE(out.chat().contains("parallel_tool_calls")) << choice;
+    EXPECT_EQ(out.chat().tool_choice, expected) << choice;
+    EXPECT_TRUE(out.chat().parallel_tool_calls) << choice;
   }
   const Outcome out = ParsePatched(
       "{" + tools + R"(, "tool_choice": {"type": "auto", "disable_parallel_tool_use": true}})");
   ASSERT_TRUE(out.ok) << out.error.message;
-  EXPECT_EQ(out.chat()["parallel_tool_calls"], false);
+  EXPECT_FALSE(out.chat().parallel_tool_calls);
 }
 
 TEST(AnthropicRequest, ImageBlocksAndForcedOutput) {
@@ -233,10 +245,10 @@ TEST(AnthropicRequest, ImageBlocksAndForcedOutput) {
       {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}},
       {"type": "text", "text": "what is it?"}]}]})");
   ASSERT_TRUE(out.ok) << out.error.message;
-  const Json& parts = out.chat()["messages"][0]["content"];
+  const std::vector<ContentPart>& parts = out.chat().conversation.messages[0].content.parts;
   ASSERT_EQ(parts.size(), 2u);
-  EXPECT_EQ(parts[0]["type"], "image_url");
-  EXPECT_EQ(parts[1], Json::parse(R"({"type": "text", "text": "what is it?"})"));
+  EXPECT_EQ(parts[0].kind, ContentPart::Kind::kImage);
+  EXPECT_EQ(parts[1], ContentPart::Text("what is it?"));
 
   out = ParsePatched(R"({"k3_forced_output": "hi"})", {.allow_forced_output = true});
   ASSERT_TRUE(out.ok) << out.error.message;
@@ -244,13 +256,13 @@ TEST(AnthropicRequest, ImageBlocksAndForcedOutput) {
 }
 
 TEST(AnthropicCountTokens, ConvertsWithoutSamplingFields) {
-  Json chat;
+  serve::ChatRequest chat;
   ApiError error;
   ASSERT_TRUE(ParseCountTokensRequest(
       Json::parse(R"({"system": "s", "messages": [{"role": "user", "content": "hi"}]})"), &chat,
       &error))
       << error.message;
-  EXPECT_EQ(chat["messages"].size(), 2u);
+  EXPECT_EQ(chat.conversation.messages.size(), 2u);
   EXPECT_FALSE(ParseCountTokensRequest(Json::parse("[]"), &chat, &error));
   EXPECT_EQ(error.http_status, 400);
 }

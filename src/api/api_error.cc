@@ -81,4 +81,8 @@ std::string AnthropicErrorBody(const ApiError& error) {
   return body.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+std::string ErrorBody(Dialect dialect, const ApiError& error) {
+  return dialect == Dialect::kAnthropic ? AnthropicErrorBody(error) : OpenAiErrorBody(error);
+}
+
 }  // namespace k3::api

@@ -27,6 +27,10 @@ ApiError FromStatus(const base::Status& status);
 
 std::string OpenAiErrorBody(const ApiError& error);
 std::string AnthropicErrorBody(const ApiError& error);
+
+// Which protocol's shape an endpoint answers errors in.
+enum class Dialect { kOpenAi, kAnthropic };
+std::string ErrorBody(Dialect dialect, const ApiError& error);
 // The Anthropic error type for an HTTP status ("invalid_request_error", "overloaded_error", ...).
 std::string AnthropicErrorType(int http_status);
 

@@ -4,6 +4,7 @@
 
 #include "api/fields.h"
 #include "api/openai_request_internal.h"
+#include "text/chat/conversation_json.h"
 
 namespace k3::api {
 namespace {
@@ -116,6 +117,20 @@ bool ValidateThinking(const Json& body, ApiError* error) {
 
 }  // namespace
 
+bool CheckToolName(const std::string& name, const std::string& where, std::set<std::string>* names,
+                   ApiError* error) {
+  if (!ValidName(name)) {
+    *error = BadRequest(where + ".function.name must be 1-64 letters, digits, '_', '-' or '.'",
+                        where + ".function.name");
+    return false;
+  }
+  if (!names->insert(name).second) {
+    *error = BadRequest("duplicate tool name '" + name + "'", where + ".function.name");
+    return false;
+  }
+  return true;
+}
+
 bool ValidateMessages(const Json& messages, ApiError* error) {
   if (!messages.is_array() || messages.empty()) {
     *error = BadRequest("'messages' must be a non-empty list", "messages");
@@ -171,16 +186,7 @@ bool ValidateToolList(const Json& tools, const std::string& where_list,
       *error = BadRequest(where + " must be {type: function, function: {...}}", where);
       return false;
     }
-    const std::string name = StringOr(*function, "name");
-    if (!ValidName(name)) {
-      *error = BadRequest(where + ".function.name must be 1-64 letters, digits, '_', '-' or '.'",
-                          where + ".function.name");
-      return false;
-    }
-    if (!names->insert(name).second) {
-      *error = BadRequest("duplicate tool name '" + name + "'", where + ".function.name");
-      return false;
-    }
+    if (!CheckToolName(StringOr(*function, "name"), where, names, error)) return false;
     if (function->contains("parameters") && !(*function)["parameters"].is_object()) {
       *error = BadRequest(where + ".function.parameters must be an object", where);
       return false;
@@ -233,7 +239,7 @@ bool ValidateTools(const Json& body, ApiError* error) {
       return false;
     }
     if (value == "required" && !any_tools) {
-      *error = BadRequest("'tool_choice' is 'required' but no tools were given", "tool_choice");
+      *error = BadRequest(kRequiredWithoutTools, "tool_choice");
       return false;
     }
     return true;
@@ -243,14 +249,47 @@ bool ValidateTools(const Json& body, ApiError* error) {
                              ? &(*choice)["function"]
                              : nullptr;
   if (function == nullptr || !function->contains("name") || !(*function)["name"].is_string()) {
-    *error = BadRequest("'tool_choice' object must be {type: function, function: {name}}",
-                        "tool_choice");
+    *error = BadRequest(kChoiceNotAFunction, "tool_choice");
     return false;
   }
   if (!names.contains((*function)["name"].get<std::string>())) {
-    *error = BadRequest("'tool_choice' names a function that is not in 'tools'", "tool_choice");
+    *error = BadRequest(kChoiceNotDeclared, "tool_choice");
     return false;
   }
+  return true;
+}
+
+bool ToChatRequest(const Json& body, serve::ChatRequest* out, ApiError* error) {
+  auto fail = [error](const base::Status& status) {
+    *error = FromStatus(status);
+    return false;
+  };
+  auto messages = text::chat::MessagesFromJson(body["messages"], {.developer_is_system = true});
+  if (!messages.ok()) return fail(messages.status());
+  out->conversation.messages = std::move(messages).value();
+  Fields f(body);
+  if (const Json* tools = f.Get("tools")) {
+    auto typed = text::chat::ToolsFromJson(*tools, "tools");
+    if (!typed.ok()) return fail(typed.status());
+    out->conversation.tools = std::move(typed).value();
+  }
+  auto choice = text::chat::ToolChoiceFromJson(body.value("tool_choice", Json()));
+  auto format = text::chat::ResponseFormatFromJson(body.value("response_format", Json()));
+  if (!choice.ok()) return fail(choice.status());
+  if (!format.ok()) return fail(format.status());
+  out->tool_choice = std::move(choice).value();
+  out->response_format = std::move(format).value();
+  if (const Json* parallel = f.Get("parallel_tool_calls")) {
+    out->parallel_tool_calls = parallel->get<bool>();
+  }
+  const Json* thinking = f.Get("thinking");
+  if (const Json* type = thinking ? Fields(*thinking).Get("type") : nullptr) {
+    out->thinking.enabled = *type == "enabled";
+  }
+  const Json* effort = thinking ? Fields(*thinking).Get("effort") : nullptr;
+  if (effort == nullptr) effort = f.Get("reasoning_effort");
+  if (effort != nullptr) out->thinking.effort = effort->get<std::string>();
+  if (const Json* kwargs = f.Get("chat_template_kwargs")) out->template_kwargs = *kwargs;
   return true;
 }
 
@@ -304,12 +343,8 @@ bool ParseChatRequest(const Json& body, const ApiOptions& options, OpenAiRequest
   out->top_logprobs = static_cast<int>(top);
   out->generate.want_logprobs = logprobs;
   if (logprobs) out->generate.sampling.logprobs = static_cast<int>(top);
-  Json chat = body;
-  for (Json& message : chat["messages"]) {
-    if (message["role"] == "developer") message["role"] = "system";
-  }
-  out->generate.chat = std::move(chat);
-  return true;
+  out->generate.chat.emplace();
+  return ToChatRequest(body, &*out->generate.chat, error);
 }
 
 }  // namespace k3::api

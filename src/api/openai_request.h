@@ -1,5 +1,6 @@
-// OpenAI Chat Completions and Completions request bodies -> serve::GenerateRequest, with the
-// validation the OpenAI reference and the Kimi Vendor Verifier expect (400 naming the field).
+// OpenAI Chat Completions and Completions request bodies -> serve::GenerateRequest (a chat body
+// becomes the typed serve::ChatRequest), with the validation the OpenAI reference and the Kimi
+// Vendor Verifier expect (400 naming the field).
 #pragma once
 
 #include <string>
@@ -34,9 +35,5 @@ bool ParseChatRequest(const Json& body, const ApiOptions& options, OpenAiRequest
                       ApiError* error);
 bool ParseCompletionRequest(const Json& body, const ApiOptions& options, OpenAiRequest* out,
                             ApiError* error);
-
-// Shared with the Anthropic converter: checks a normalized chat body's tools, tool_choice,
-// response_format and thinking fields.
-bool ValidateChatExtras(const Json& body, ApiError* error);
 
 }  // namespace k3::api

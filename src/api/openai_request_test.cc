@@ -217,7 +217,10 @@ TEST(ChatRequest, MinimalBodyKeepsDefaults) {
   ASSERT_TRUE(out.ok) << out.error.message << out.exception;
   const serve::GenerateRequest& g = out.request.generate;
   ASSERT_TRUE(g.chat.has_value());
-  EXPECT_EQ(*g.chat, Json::parse(kMinimal));
+  serve::ChatRequest minimal;  // the one user message, every chat option at its default
+  minimal.conversation.messages = {
+      {.role = text::chat::Role::kUser, .content = text::chat::Content::Of("hi")}};
+  EXPECT_EQ(*g.chat, minimal);
   EXPECT_FALSE(out.request.stream);
   EXPECT_FALSE(out.request.include_usage);
   EXPECT_FALSE(g.max_tokens_given);
@@ -272,10 +275,10 @@ TEST(ChatRequest, DeveloperRoleBecomesSystemInTheInternalChat) {
   const Outcome out = ParseChat(Patched(Messages(R"([{"role": "developer", "content": "be brief"},
                                                     {"role": "user", "content": "hi"}])")));
   ASSERT_TRUE(out.ok) << out.error.message;
-  const Json& messages = (*out.request.generate.chat)["messages"];
-  EXPECT_EQ(messages[0]["role"], "system");
-  EXPECT_EQ(messages[0]["content"], "be brief");
-  EXPECT_EQ(messages[1]["role"], "user");
+  const auto& messages = out.request.generate.chat->conversation.messages;
+  EXPECT_EQ(messages[0].role, text::chat::Role::kSystem);
+  EXPECT_EQ(messages[0].content, text::chat::Content::Of("be brief"));
+  EXPECT_EQ(messages[1].role, text::chat::Role::kUser);
 }
 
 TEST(ChatRequest, UnknownFieldsAreIgnored) {
@@ -356,7 +359,7 @@ TEST(ChatRequest, AcceptsAToolConversation) {
       {"role": "tool", "tool_call_id": "functions.get_weather:0", "content": "rain"},
       {"role": "tool", "tool_call_id": "functions.get_weather:1", "content": "sun"}])")));
   ASSERT_TRUE(out.ok) << out.error.message << out.exception;
-  EXPECT_EQ((*out.request.generate.chat)["messages"].size(), 5u);
+  EXPECT_EQ(out.request.generate.chat->conversation.messages.size(), 5u);
 }
 
 }  // namespace

@@ -14,12 +14,9 @@ namespace k3::api {
 namespace {
 
 using Clock = serve::Generation::Clock;
-
-Json ParseBody(const std::string& body, ApiError* error) {
-  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) *error = BadRequest("the request body is not valid JSON");
-  return json;
-}
+using Why = std::optional<std::string>;
+constexpr Dialect kOpenAi = Dialect::kOpenAi;
+constexpr Dialect kAnthropic = Dialect::kAnthropic;
 
 // Holds back the engine thread's output until the response has been opened on the IO side
 // (the engine may produce before Frontend::Start returns), so the order on the wire is always
@@ -53,16 +50,24 @@ class Gate {
   std::vector<std::function<void()>> held_;
 };
 
-// Runs one generation and feeds its updates to `builder` (OpenAI or Anthropic), which frames the
-// stream or the final body. A client that goes away cancels the generation.
+// One generation: its request and prompt, the builder (OpenAI or Anthropic) that frames its
+// stream or final body, and what goes out before the first update (Anthropic's message_start).
 template <typename Builder>
-bool Run(const std::string& endpoint, serve::Frontend* frontend,
-         const serve::GenerateRequest& request, const serve::PreparedPrompt& prompt,
-         std::shared_ptr<Builder> builder, bool stream, const std::shared_ptr<Responder>& responder,
-         Clock::time_point arrival, std::vector<std::string> first_events,
-         std::function<void(const ApiError&)> fail) {
-  auto gate = std::make_shared<Gate>();
-  auto sink = [builder, responder, stream, gate](const serve::ChoiceUpdate& update) {
+struct RunSpec {
+  std::string endpoint;
+  const serve::GenerateRequest& request;
+  const serve::PreparedPrompt& prompt;
+  std::shared_ptr<Builder> builder;
+  bool stream = false;
+  Clock::time_point arrival;
+  std::vector<std::string> first_events;
+};
+
+// Feeds each update to the builder and sends what it framed, through the gate.
+template <typename Builder>
+serve::UpdateSink SinkFor(std::shared_ptr<Builder> builder, bool stream,
+                          std::shared_ptr<Responder> responder, std::shared_ptr<Gate> gate) {
+  return [builder, responder, stream, gate](const serve::ChoiceUpdate& update) {
     auto events = std::make_shared<std::vector<std::string>>();
     const bool done = builder->Add(update, events.get());
     if (!stream && !done) return;
@@ -73,28 +78,72 @@ bool Run(const std::string& endpoint, serve::Frontend* frontend,
       if (done) responder->EndEventStream();
     });
   };
-  auto generation = frontend->Start(request, prompt, sink, arrival);
-  if (!generation.ok()) {
-    fail(FromStatus(generation.status()));
-    return false;
-  }
-  frontend->metrics().RecordRequest(endpoint, 200);
+}
+
+// Runs one generation; a client that goes away cancels it. `fail` answers a refused start.
+template <typename Builder>
+void Run(serve::Frontend* frontend, RunSpec<Builder> spec,
+         const std::shared_ptr<Responder>& responder, std::function<void(const ApiError&)> fail) {
+  auto gate = std::make_shared<Gate>();
+  auto sink = SinkFor(spec.builder, spec.stream, responder, gate);
+  auto generation = frontend->Start(spec.request, spec.prompt, sink, spec.arrival);
+  if (!generation.ok()) return fail(FromStatus(generation.status()));
+  frontend->metrics().RecordRequest(spec.endpoint, 200);
   std::weak_ptr<serve::Generation> weak = *generation;
   responder->OnClientGone([weak] {
     if (auto g = weak.lock()) g->Cancel();
   });
-  if (stream) {
+  if (spec.stream) {
     responder->StartEventStream();
-    for (std::string& event : first_events) responder->SendEvent(std::move(event));
+    for (std::string& event : spec.first_events) responder->SendEvent(std::move(event));
   }
   gate->Open();
-  return true;
 }
 
 }  // namespace
 
 Service::Service(serve::Frontend* frontend, ServiceConfig config)
-    : frontend_(frontend), config_(std::move(config)), id_salt_(std::random_device{}()) {}
+    : frontend_(frontend),
+      config_(std::move(config)),
+      routes_(DispatchOptions{
+          .authorized = [this](const HttpRequest& request) { return Authorized(request); },
+          .record = [this](const std::string& endpoint,
+                           int status) { frontend_->metrics().RecordRequest(endpoint, status); },
+      }),
+      id_salt_(std::random_device{}()) {
+  BindRoutes();
+}
+
+void Service::BindRoutes() {
+  BindProbes(
+      &routes_,
+      {
+          .not_ready = [this] { return routes_.draining() ? Why("draining") : std::nullopt; },
+          .metrics =
+              [this] { return frontend_->metrics().RenderPrometheus(frontend_->engine_metrics()); },
+      });
+  routes_.Bind(Endpoint::kKvEvents,
+               [this](const HttpRequest&, const Route&, const Reply& r) { KvEvents(r); });
+  routes_.Bind(Endpoint::kModels,
+               [this](const HttpRequest&, const Route&, const Reply& r) { Models(r); });
+  routes_.Bind(Endpoint::kChatCompletions, WithBody(&Service::Chat));
+  routes_.Bind(Endpoint::kCompletions, WithBody(&Service::Completion));
+  routes_.Bind(Endpoint::kMessages, WithBody(&Service::Messages));
+  routes_.Bind(Endpoint::kCountTokens, WithBody(&Service::CountTokens));
+  routes_.Bind(Endpoint::kTokenize, WithBody(&Service::Tokenize));
+  routes_.Bind(Endpoint::kDetokenize, WithBody(&Service::Detokenize));
+}
+
+RouteHandler Service::WithBody(BodyHandler handler) {
+  return [this, handler](const HttpRequest& request, const Route& route, const Reply& responder) {
+    Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded()) {
+      return Fail(request.path, route.dialect, BadRequest("the request body is not valid JSON"),
+                  responder);
+    }
+    (this->*handler)(body, responder);
+  };
+}
 
 std::string Service::NewId(const char* prefix) {
   const uint64_t n = next_id_.fetch_add(1);
@@ -115,110 +164,61 @@ bool Service::Authorized(const HttpRequest& request) const {
   return key != request.headers.end() && key->second == config_.api_key;
 }
 
-void Service::Fail(const std::string& endpoint, bool anthropic, const ApiError& error,
-                   const std::shared_ptr<Responder>& responder) {
-  frontend_->metrics().RecordRequest(endpoint, error.http_status);
-  responder->Send(error.http_status,
-                  anthropic ? AnthropicErrorBody(error) : OpenAiErrorBody(error));
+void Service::Fail(const std::string& endpoint, Dialect dialect, const ApiError& error,
+                   const Reply& responder) {
+  routes_.Fail(endpoint, dialect, error, responder);
 }
 
-std::function<void(const ApiError&)> Service::FailWith(
-    const std::string& endpoint, bool anthropic, const std::shared_ptr<Responder>& responder) {
-  return [this, endpoint, anthropic, responder](const ApiError& e) {
-    Fail(endpoint, anthropic, e, responder);
+std::function<void(const ApiError&)> Service::FailWith(const std::string& endpoint, Dialect dialect,
+                                                       const Reply& responder) {
+  return [this, endpoint, dialect, responder](const ApiError& e) {
+    Fail(endpoint, dialect, e, responder);
   };
 }
 
-void Service::Ok(const std::string& endpoint, std::string body,
-                 const std::shared_ptr<Responder>& responder) {
+void Service::Ok(const std::string& endpoint, std::string body, const Reply& responder) {
   frontend_->metrics().RecordRequest(endpoint, 200);
   responder->Send(200, std::move(body));
 }
 
-void Service::Handle(const HttpRequest& request, std::shared_ptr<Responder> responder) {
-  try {
-    Dispatch(request, responder);
-  } catch (const std::exception& e) {
-    K3_LOG(kError) << request.method << " " << request.path << ": " << e.what();
-    Fail(request.path, false, {500, std::string("internal error: ") + e.what(), ""}, responder);
+void Service::KvEvents(const Reply& responder) {
+  if (config_.kv_events_info.empty()) {
+    return Fail(std::string(RouteOf(Endpoint::kKvEvents).path), kOpenAi,
+                {404, "this server publishes no KV events", ""}, responder);
   }
+  responder->Send(200, config_.kv_events_info);
 }
 
-void Service::Dispatch(const HttpRequest& request, const std::shared_ptr<Responder>& responder) {
-  const std::string& path = request.path;
-  const bool anthropic = path.starts_with("/v1/messages");
-  if (request.method == "GET") {
-    if (path == "/health") return responder->Send(200, "", "text/plain");
-    if (path == "/ready") {
-      return draining_ ? responder->Send(503, "draining\n", "text/plain")
-                       : responder->Send(200, "ready\n", "text/plain");
-    }
-    if (path == "/v1/kv_events") {
-      return config_.kv_events_info.empty()
-                 ? Fail(path, false, {404, "this server publishes no KV events", ""}, responder)
-                 : responder->Send(200, config_.kv_events_info);
-    }
-    if (path == "/metrics") {
-      return responder->Send(200,
-                             frontend_->metrics().RenderPrometheus(frontend_->engine_metrics()),
-                             "text/plain; version=0.0.4");
-    }
-  }
-  if (!Authorized(request)) {
-    return Fail(path, anthropic, {401, "invalid or missing API key", ""}, responder);
-  }
-  if (request.method == "GET" && (path == "/v1/models" || path.starts_with("/v1/models/"))) {
-    return Models(responder);
-  }
-  if (request.method != "POST") {
-    return Fail(path, anthropic, {404, request.method + " " + path + " is not an endpoint", ""},
-                responder);
-  }
-  ApiError error;
-  Json body = ParseBody(request.body, &error);
-  if (body.is_discarded()) return Fail(path, anthropic, error, responder);
-  const bool generates =
-      path == "/v1/chat/completions" || path == "/v1/completions" || path == "/v1/messages";
-  if (generates && draining_) {
-    return Fail(path, anthropic, {503, "the server is shutting down", ""}, responder);
-  }
-  if (path == "/v1/chat/completions") return Chat(body, responder);
-  if (path == "/v1/completions") return Completion(body, responder);
-  if (path == "/v1/messages") return Messages(body, responder);
-  if (path == "/v1/messages/count_tokens") return CountTokens(body, responder);
-  if (path == "/tokenize") return Tokenize(body, responder);
-  if (path == "/detokenize") return Detokenize(body, responder);
-  Fail(path, anthropic, {404, "POST " + path + " is not an endpoint", ""}, responder);
-}
-
-void Service::Chat(const Json& body, const std::shared_ptr<Responder>& responder) {
+void Service::Chat(const Json& body, const Reply& responder) {
   const std::string endpoint = "/v1/chat/completions";
   const Clock::time_point arrival = Clock::now();
   OpenAiRequest parsed;
   ApiError error;
   if (!ParseChatRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, false, error, responder);
+    return Fail(endpoint, kOpenAi, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok()) return Fail(endpoint, false, FromStatus(prompt.status()), responder);
+  if (!prompt.ok()) return Fail(endpoint, kOpenAi, FromStatus(prompt.status()), responder);
   ResponseMeta meta{NewId("chatcmpl-"), std::time(nullptr), config_.api.model_name};
   auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kChat, meta,
                                                          parsed.generate.sampling.n, parsed.stream,
                                                          parsed.include_usage);
-  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
-      FailWith(endpoint, false, responder));
+  Run(frontend_,
+      RunSpec<OpenAiResponseBuilder>{
+          endpoint, parsed.generate, *prompt, builder, parsed.stream, arrival, {}},
+      responder, FailWith(endpoint, kOpenAi, responder));
 }
 
-void Service::Completion(const Json& body, const std::shared_ptr<Responder>& responder) {
+void Service::Completion(const Json& body, const Reply& responder) {
   const std::string endpoint = "/v1/completions";
   const Clock::time_point arrival = Clock::now();
   OpenAiRequest parsed;
   ApiError error;
   if (!ParseCompletionRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, false, error, responder);
+    return Fail(endpoint, kOpenAi, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok()) return Fail(endpoint, false, FromStatus(prompt.status()), responder);
+  if (!prompt.ok()) return Fail(endpoint, kOpenAi, FromStatus(prompt.status()), responder);
   std::string echo;
   if (parsed.generate.echo) {
     const std::vector<text::TokenId> ids(prompt->ids.begin(), prompt->ids.end());
@@ -229,68 +229,80 @@ void Service::Completion(const Json& body, const std::shared_ptr<Responder>& res
   auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kCompletion,
                                                          meta, parsed.generate.sampling.n,
                                                          parsed.stream, parsed.include_usage, echo);
-  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival, {},
-      FailWith(endpoint, false, responder));
+  Run(frontend_,
+      RunSpec<OpenAiResponseBuilder>{
+          endpoint, parsed.generate, *prompt, builder, parsed.stream, arrival, {}},
+      responder, FailWith(endpoint, kOpenAi, responder));
 }
 
-void Service::Messages(const Json& body, const std::shared_ptr<Responder>& responder) {
+void Service::Messages(const Json& body, const Reply& responder) {
   const std::string endpoint = "/v1/messages";
   const Clock::time_point arrival = Clock::now();
   AnthropicRequest parsed;
   ApiError error;
   if (!ParseMessagesRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, true, error, responder);
+    return Fail(endpoint, kAnthropic, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok()) return Fail(endpoint, true, FromStatus(prompt.status()), responder);
+  if (!prompt.ok()) return Fail(endpoint, kAnthropic, FromStatus(prompt.status()), responder);
   ResponseMeta meta{NewId("msg_"), std::time(nullptr), config_.api.model_name};
   auto builder = std::make_shared<AnthropicResponseBuilder>(meta, parsed.stream);
   std::vector<std::string> first;
   builder->Start(prompt->reported_prompt_tokens, 0, &first);
-  Run(endpoint, frontend_, parsed.generate, *prompt, builder, parsed.stream, responder, arrival,
-      std::move(first), FailWith(endpoint, true, responder));
+  Run(frontend_,
+      RunSpec<AnthropicResponseBuilder>{endpoint, parsed.generate, *prompt, builder, parsed.stream,
+                                        arrival, std::move(first)},
+      responder, FailWith(endpoint, kAnthropic, responder));
 }
 
-void Service::CountTokens(const Json& body, const std::shared_ptr<Responder>& responder) {
+void Service::CountTokens(const Json& body, const Reply& responder) {
   const std::string endpoint = "/v1/messages/count_tokens";
-  Json chat;
+  serve::ChatRequest chat;
   ApiError error;
-  if (!ParseCountTokensRequest(body, &chat, &error)) return Fail(endpoint, true, error, responder);
+  if (!ParseCountTokensRequest(body, &chat, &error))
+    return Fail(endpoint, kAnthropic, error, responder);
   auto count = frontend_->CountChatTokens(chat);
-  if (!count.ok()) return Fail(endpoint, true, FromStatus(count.status()), responder);
+  if (!count.ok()) return Fail(endpoint, kAnthropic, FromStatus(count.status()), responder);
   Ok(endpoint, Dump(Json{{"input_tokens", *count}}), responder);
 }
 
-void Service::Tokenize(const Json& body, const std::shared_ptr<Responder>& responder) {
-  const std::string endpoint = "/tokenize";
-  std::vector<text::TokenId> ids;
+// A chat body's rendered prompt, or a text's ids (specials recognised unless
+// add_special_tokens is false).
+bool Service::TokenizeBody(const Json& body, std::vector<text::TokenId>* ids, ApiError* error) {
   if (body.is_object() && body.contains("messages")) {
     OpenAiRequest parsed;
-    ApiError error;
-    if (!ParseChatRequest(body, config_.api, &parsed, &error)) {
-      return Fail(endpoint, false, error, responder);
-    }
+    if (!ParseChatRequest(body, config_.api, &parsed, error)) return false;
     auto prompt = frontend_->Prepare(parsed.generate);
-    if (!prompt.ok()) return Fail(endpoint, false, FromStatus(prompt.status()), responder);
-    ids.assign(prompt->ids.begin(), prompt->ids.end());
-  } else if (body.is_object() && body.contains("prompt") && body["prompt"].is_string()) {
-    const bool specials =
-        !(body.contains("add_special_tokens") && body["add_special_tokens"] == false);
-    auto encoded = frontend_->tokenizer().Encode(
-        body["prompt"].get<std::string>(),
-        specials ? text::SpecialMode::kAll : text::SpecialMode::kNone);
-    if (!encoded.ok()) return Fail(endpoint, false, FromStatus(encoded.status()), responder);
-    ids = std::move(*encoded);
-  } else {
-    return Fail(endpoint, false, BadRequest("give 'prompt' (a string) or 'messages'"), responder);
+    if (!prompt.ok()) *error = FromStatus(prompt.status());
+    if (prompt.ok()) ids->assign(prompt->ids.begin(), prompt->ids.end());
+    return prompt.ok();
   }
+  if (!body.is_object() || !body.contains("prompt") || !body["prompt"].is_string()) {
+    *error = BadRequest("give 'prompt' (a string) or 'messages'");
+    return false;
+  }
+  const bool specials =
+      !(body.contains("add_special_tokens") && body["add_special_tokens"] == false);
+  auto encoded =
+      frontend_->tokenizer().Encode(body["prompt"].get<std::string>(),
+                                    specials ? text::SpecialMode::kAll : text::SpecialMode::kNone);
+  if (!encoded.ok()) *error = FromStatus(encoded.status());
+  if (encoded.ok()) *ids = std::move(*encoded);
+  return encoded.ok();
+}
+
+void Service::Tokenize(const Json& body, const Reply& responder) {
+  const std::string endpoint = "/tokenize";
+  std::vector<text::TokenId> ids;
+  ApiError error;
+  if (!TokenizeBody(body, &ids, &error)) return Fail(endpoint, kOpenAi, error, responder);
   Ok(endpoint,
      Dump(Json{
          {"count", ids.size()}, {"max_model_len", frontend_->max_model_len()}, {"tokens", ids}}),
      responder);
 }
 
-void Service::Detokenize(const Json& body, const std::shared_ptr<Responder>& responder) {
+void Service::Detokenize(const Json& body, const Reply& responder) {
   const std::string endpoint = "/detokenize";
   std::vector<text::TokenId> ids;
   const bool list = body.is_object() && body.contains("tokens") && body["tokens"].is_array();
@@ -299,15 +311,15 @@ void Service::Detokenize(const Json& body, const std::shared_ptr<Responder>& res
     ids.push_back(id.get<text::TokenId>());
   }
   if (!list || ids.size() != body["tokens"].size()) {
-    return Fail(endpoint, false, BadRequest("'tokens' must be a list of token ids", "tokens"),
+    return Fail(endpoint, kOpenAi, BadRequest("'tokens' must be a list of token ids", "tokens"),
                 responder);
   }
   auto text = frontend_->tokenizer().Decode(ids);
-  if (!text.ok()) return Fail(endpoint, false, FromStatus(text.status()), responder);
+  if (!text.ok()) return Fail(endpoint, kOpenAi, FromStatus(text.status()), responder);
   Ok(endpoint, Dump(Json{{"prompt", *text}}), responder);
 }
 
-void Service::Models(const std::shared_ptr<Responder>& responder) {
+void Service::Models(const Reply& responder) {
   Json model = {{"id", config_.api.model_name},
                 {"object", "model"},
                 {"created", 0},

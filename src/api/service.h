@@ -1,6 +1,6 @@
-// The API service: routes HTTP requests to the OpenAI and Anthropic converters and the
-// operational endpoints, runs them on the frontend, and answers through a Responder. Knows
-// nothing of sockets (src/http drives it).
+// The API service (`k3 serve`): binds the route table's endpoints (api/route_table.h) to the
+// OpenAI and Anthropic converters and the operational endpoints, runs them on the frontend, and
+// answers through a Responder. Knows nothing of sockets (src/http drives it).
 #pragma once
 
 #include <atomic>
@@ -11,6 +11,7 @@
 
 #include "api/openai_request.h"
 #include "api/responder.h"
+#include "api/route_table.h"
 #include "serve/frontend.h"
 
 namespace k3::api {
@@ -29,35 +30,43 @@ class Service : public RequestHandler {
 
   // Answers every request exactly once through `responder` (possibly later, from the engine
   // thread). Never throws.
-  void Handle(const HttpRequest& request, std::shared_ptr<Responder> responder) override;
+  void Handle(const HttpRequest& request, std::shared_ptr<Responder> responder) override {
+    routes_.Dispatch(request, responder);
+  }
 
   // Draining (SIGTERM): /ready turns 503 and new generation requests get 503.
-  void SetDraining() override { draining_ = true; }
+  void SetDraining() override { routes_.SetDraining(); }
   int64_t active_requests() const override { return frontend_->pending(); }
 
  private:
-  void Dispatch(const HttpRequest& request, const std::shared_ptr<Responder>& responder);
-  void Chat(const Json& body, const std::shared_ptr<Responder>& responder);
-  void Completion(const Json& body, const std::shared_ptr<Responder>& responder);
-  void Messages(const Json& body, const std::shared_ptr<Responder>& responder);
-  void CountTokens(const Json& body, const std::shared_ptr<Responder>& responder);
-  void Tokenize(const Json& body, const std::shared_ptr<Responder>& responder);
-  void Detokenize(const Json& body, const std::shared_ptr<Responder>& responder);
-  void Models(const std::shared_ptr<Responder>& responder);
+  using Reply = std::shared_ptr<Responder>;
+  // A POST handler of a JSON body (an invalid body is a 400 in the route's dialect).
+  using BodyHandler = void (Service::*)(const Json& body, const Reply& responder);
+
+  void BindRoutes();
+  RouteHandler WithBody(BodyHandler handler);
+  void Chat(const Json& body, const Reply& responder);
+  void Completion(const Json& body, const Reply& responder);
+  void Messages(const Json& body, const Reply& responder);
+  void CountTokens(const Json& body, const Reply& responder);
+  void Tokenize(const Json& body, const Reply& responder);
+  bool TokenizeBody(const Json& body, std::vector<text::TokenId>* ids, ApiError* error);
+  void Detokenize(const Json& body, const Reply& responder);
+  void Models(const Reply& responder);
+  void KvEvents(const Reply& responder);
   bool Authorized(const HttpRequest& request) const;
 
-  // Sends an error in the protocol's shape and counts it.
-  void Fail(const std::string& endpoint, bool anthropic, const ApiError& error,
-            const std::shared_ptr<Responder>& responder);
-  std::function<void(const ApiError&)> FailWith(const std::string& endpoint, bool anthropic,
-                                                const std::shared_ptr<Responder>& responder);
-  void Ok(const std::string& endpoint, std::string body,
-          const std::shared_ptr<Responder>& responder);
+  // Sends an error in the dialect's shape and counts it.
+  void Fail(const std::string& endpoint, Dialect dialect, const ApiError& error,
+            const Reply& responder);
+  std::function<void(const ApiError&)> FailWith(const std::string& endpoint, Dialect dialect,
+                                                const Reply& responder);
+  void Ok(const std::string& endpoint, std::string body, const Reply& responder);
   std::string NewId(const char* prefix);
 
   serve::Frontend* frontend_;
   ServiceConfig config_;
-  std::atomic<bool> draining_{false};
+  RouteTable routes_;
   std::atomic<uint64_t> next_id_{1};
   uint64_t id_salt_;
 };

@@ -11,17 +11,47 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kDiscoveryTimeout = std::chrono::milliseconds(3000);
 
-bool IsGeneration(const std::string& path) {
-  return path == "/v1/chat/completions" || path == "/v1/completions" || path == "/v1/messages";
-}
-
 }  // namespace
 
 Gateway::Gateway(GatewayConfig config)
     : config_(std::move(config)),
+      routes_(api::DispatchOptions{.draining_message = "the router is shutting down"}),
       workers_(config_.max_workers, config_.backoff),
       routable_(size_t(config_.max_workers), 0) {
   for (int w = 0; w < config_.max_workers; ++w) feeds_.emplace_back(w);
+  BindRoutes();
+}
+
+// The router answers its probes and its worker registry itself; every API endpoint goes to a
+// worker (generations routed by their prompt, the rest by load). Paths no route names are
+// answered by the table (404 in the path's dialect), as a worker would answer them.
+void Gateway::BindRoutes() {
+  using api::Endpoint;
+  api::BindProbes(&routes_, {.not_ready = [this]() -> std::optional<std::string> {
+                               if (!routes_.draining() && AnyHealthyWorker()) {
+                                 return std::nullopt;
+                               }
+                               return "no healthy worker";
+                             },
+                             .metrics = [this] { return RenderMetrics(); }});
+  routes_.Bind(Endpoint::kListWorkers, [this](const api::HttpRequest&, const api::Route&,
+                                              const Reply& r) { r->Send(200, RenderWorkers()); });
+  routes_.Bind(Endpoint::kRegisterWorker, [this](const api::HttpRequest& request, const api::Route&,
+                                                 const Reply& r) { Register(request, r); });
+  for (const api::Route& route : api::Routes()) {
+    if (route.scope != api::Scope::kModel) continue;
+    routes_.Bind(route.endpoint, [this](const api::HttpRequest& request, const api::Route& r,
+                                        const Reply& responder) {
+      r.generates ? Generate(request, r, responder) : Passthrough(request, r, responder);
+    });
+  }
+}
+
+bool Gateway::AnyHealthyWorker() const {
+  for (const Worker& w : workers_.Snapshot()) {
+    if (w.healthy) return true;
+  }
+  return false;
 }
 
 Gateway::~Gateway() { Stop(); }
@@ -95,46 +125,8 @@ base::Result<int> Gateway::AddWorker(const std::string& url) {
   return id;
 }
 
-void Gateway::Handle(const api::HttpRequest& request, std::shared_ptr<api::Responder> responder) {
-  try {
-    const std::string& path = request.path;
-    if (request.method == "GET") {
-      if (path == "/health") return responder->Send(200, "", "text/plain");
-      if (path == "/ready") {
-        const bool any = !draining_ && [&] {
-          for (const Worker& w : workers_.Snapshot()) {
-            if (w.healthy) return true;
-          }
-          return false;
-        }();
-        return responder->Send(any ? 200 : 503, any ? "ready\n" : "no healthy worker\n",
-                               "text/plain");
-      }
-      if (path == "/metrics") {
-        return responder->Send(200, RenderMetrics(), "text/plain; version=0.0.4");
-      }
-      if (path == "/router/workers") return responder->Send(200, RenderWorkers());
-    }
-    if (request.method == "POST" && path == "/router/workers") return Register(request, responder);
-    if (request.method == "POST" && IsGeneration(path)) {
-      if (draining_) {
-        const api::ApiError error{503, "the router is shutting down", ""};
-        return responder->Send(503, path == "/v1/messages" ? api::AnthropicErrorBody(error)
-                                                           : api::OpenAiErrorBody(error));
-      }
-      return Generate(request, std::move(responder));
-    }
-    Passthrough(request, std::move(responder));
-  } catch (const std::exception& e) {
-    K3_LOG(kError) << request.method << " " << request.path << ": " << e.what();
-    responder->Send(500,
-                    api::OpenAiErrorBody({500, std::string("internal error: ") + e.what(), ""}));
-  }
-}
-
 // Registration: {"url": "http://HOST:PORT"} from a worker at start-up (`k3 serve --register`).
-void Gateway::Register(const api::HttpRequest& request,
-                       const std::shared_ptr<api::Responder>& responder) {
+void Gateway::Register(const api::HttpRequest& request, const Reply& responder) {
   const auto body = nlohmann::json::parse(request.body, nullptr, false);
   if (!body.is_object() || !body.contains("url") || !body["url"].is_string()) {
     return responder->Send(

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "api/responder.h"
+#include "api/route_table.h"
 #include "gateway/forwarder.h"
 #include "gateway/gateway_metrics.h"
 #include "gateway/routing_key.h"
@@ -53,9 +54,11 @@ class Gateway : public api::RequestHandler, public kvwire::KvEventHandler {
   // routed by load only) and adds it. Returns its id; the same URL twice gives the same id.
   base::Result<int> AddWorker(const std::string& url);
 
-  // api::RequestHandler
-  void Handle(const api::HttpRequest& request, std::shared_ptr<api::Responder> responder) override;
-  void SetDraining() override { draining_ = true; }
+  // api::RequestHandler: the route table's endpoints, the API ones forwarded to a worker.
+  void Handle(const api::HttpRequest& request, std::shared_ptr<api::Responder> responder) override {
+    routes_.Dispatch(request, responder);
+  }
+  void SetDraining() override { routes_.SetDraining(); }
   int64_t active_requests() const override { return active_.load(); }
 
   // kvwire::KvEventHandler (the subscriber thread)
@@ -68,9 +71,14 @@ class Gateway : public api::RequestHandler, public kvwire::KvEventHandler {
   std::string RenderWorkers() const;
 
  private:
-  void Generate(const api::HttpRequest& request, std::shared_ptr<api::Responder> responder);
-  void Passthrough(const api::HttpRequest& request, std::shared_ptr<api::Responder> responder);
-  void Register(const api::HttpRequest& request, const std::shared_ptr<api::Responder>& responder);
+  using Reply = std::shared_ptr<api::Responder>;
+  void BindRoutes();
+  bool AnyHealthyWorker() const;
+  // Generations: routed by the prompt's cached prefix. Passthrough: any healthy worker by load.
+  void Generate(const api::HttpRequest& request, const api::Route& route, const Reply& responder);
+  void Passthrough(const api::HttpRequest& request, const api::Route& route,
+                   const Reply& responder);
+  void Register(const api::HttpRequest& request, const Reply& responder);
   std::optional<Pick> PickWorker(const RoutingKey& key, const std::vector<int>& excluded,
                                  const std::string& endpoint);
   ForwardHooks HooksFor(const std::string& endpoint, std::shared_ptr<RoutingKey> key);
@@ -80,6 +88,7 @@ class Gateway : public api::RequestHandler, public kvwire::KvEventHandler {
   void WorkerUp(int worker);
 
   GatewayConfig config_;
+  api::RouteTable routes_;
   WorkerTable workers_;
   GatewayMetrics metrics_;
 
@@ -99,7 +108,6 @@ class Gateway : public api::RequestHandler, public kvwire::KvEventHandler {
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
-  std::atomic<bool> draining_{false};
   std::atomic<int64_t> active_{0};
 };
 

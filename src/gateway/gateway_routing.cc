@@ -6,14 +6,14 @@
 
 namespace k3::gateway {
 
-void Gateway::Generate(const api::HttpRequest& request, std::shared_ptr<api::Responder> responder) {
+void Gateway::Generate(const api::HttpRequest& request, const api::Route& route,
+                       const Reply& responder) {
   auto key = std::make_shared<RoutingKey>();
   {
     std::lock_guard lock(route_mu_);  // block_size may still change until a router exists
     if (!router_) {
       const api::ApiError error{503, "no worker is registered with the router", ""};
-      return responder->Send(503, request.path == "/v1/messages" ? api::AnthropicErrorBody(error)
-                                                                 : api::OpenAiErrorBody(error));
+      return responder->Send(503, api::ErrorBody(route.dialect, error));
     }
   }
   *key = KeyFor(request, config_.key);
@@ -22,19 +22,19 @@ void Gateway::Generate(const api::HttpRequest& request, std::shared_ptr<api::Res
     K3_LOG(kDebug) << request.path << ": routed by load (" << key->error << ")";
   }
   ForwardOptions options = config_.forward;
-  options.anthropic = request.path == "/v1/messages";
+  options.anthropic = route.dialect == api::Dialect::kAnthropic;
   active_++;
-  Forward(io_, request, std::move(responder), HooksFor(request.path, key), options);
+  Forward(io_, request, responder, HooksFor(request.path, key), options);
 }
 
-// Everything else (models, tokenize, count_tokens, ...) goes to a healthy worker by load.
-void Gateway::Passthrough(const api::HttpRequest& request,
-                          std::shared_ptr<api::Responder> responder) {
+// The other API endpoints (models, tokenize, count_tokens, ...) go to a healthy worker by load.
+void Gateway::Passthrough(const api::HttpRequest& request, const api::Route& route,
+                          const Reply& responder) {
   auto key = std::make_shared<RoutingKey>();
   ForwardOptions options = config_.forward;
-  options.anthropic = request.path.starts_with("/v1/messages");
+  options.anthropic = route.dialect == api::Dialect::kAnthropic;
   active_++;
-  Forward(io_, request, std::move(responder), HooksFor(request.path, key), options);
+  Forward(io_, request, responder, HooksFor(request.path, key), options);
 }
 
 std::optional<Pick> Gateway::PickWorker(const RoutingKey& key, const std::vector<int>& excluded,

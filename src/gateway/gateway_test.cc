@@ -1,11 +1,14 @@
 // Gateway pieces against real parts: URL and KV-info parsing, health backoff, routing keys equal
 // to the server's own prompt ids, and forwarding over loopback HTTP to live http::Servers (a
 // dead worker is skipped, streams and whole responses are relayed unchanged).
+#include "gateway/gateway.h"
+
 #include <gtest/gtest.h>
 
 #include <condition_variable>
 #include <thread>
 
+#include "api/testing_responder.h"
 #include "gateway/forwarder.h"
 #include "gateway/routing_key.h"
 #include "gateway/workers.h"
@@ -89,9 +92,10 @@ TEST(RoutingKey, HashesTheIdsTheServerComputes) {
   ASSERT_TRUE(key.parsed) << key.error;
   EXPECT_EQ(key.session, "s1");
 
-  serve::GenerateRequest generate;
-  generate.chat = serve::Json::parse(request.body);
-  auto ids = serve::PromptIds(tokenizer, format, generate);
+  api::OpenAiRequest parsed;  // as the server parses it
+  api::ApiError error;
+  ASSERT_TRUE(api::ParseChatRequest(serve::Json::parse(request.body), {}, &parsed, &error));
+  auto ids = serve::PromptIds(tokenizer, format, parsed.generate);
   ASSERT_TRUE(ids.ok());
   EXPECT_EQ(key.prompt_tokens, static_cast<int64_t>(ids->size()));
   EXPECT_EQ(key.chain, cache::HashBlocks(*ids, 16).chain);
@@ -101,6 +105,52 @@ TEST(RoutingKey, HashesTheIdsTheServerComputes) {
   EXPECT_FALSE(KeyFor(request, context).parsed);
   request.body = "{";
   EXPECT_FALSE(KeyFor(request, context).parsed);
+}
+
+// `k3 route`'s side of the route table, with no worker registered (nothing is forwarded): the
+// probes and the registry are its own, generations and unknown paths are answered in their
+// dialect, and draining refuses generations.
+TEST(GatewayRoutes, ProbesRegistryAndErrorsInTheirDialect) {
+  const text::Tokenizer& tokenizer = testing::KimiTokenizer("k3");
+  const serve::ChatFormat format = serve::ChatFormat::K3();
+  GatewayConfig config;
+  config.key.tokenizer = &tokenizer;
+  config.key.format = &format;
+  Gateway gateway(config);  // not started
+  auto call = [&](const std::string& method, const std::string& path) {
+    return api::testing::Capture(gateway, {method, path, {}, "{}"});
+  };
+  auto is_anthropic = [](const api::testing::Answer& a) {
+    return nlohmann::json::parse(a.body).value("type", "") == "error";
+  };
+  EXPECT_EQ(call("GET", "/health").status, 200);
+  api::testing::Answer answer = call("GET", "/ready");
+  EXPECT_EQ(answer.status, 503);
+  EXPECT_EQ(answer.body, "no healthy worker\n");
+  answer = call("GET", "/metrics");
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.content_type, "text/plain; version=0.0.4");
+  answer = call("GET", "/router/workers");
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_TRUE(nlohmann::json::parse(answer.body)["workers"].empty());
+  answer = call("POST", "/v1/chat/completions");
+  EXPECT_EQ(answer.status, 503);
+  EXPECT_FALSE(is_anthropic(answer));
+  EXPECT_NE(answer.body.find("no worker is registered"), std::string::npos);
+  answer = call("POST", "/v1/messages");
+  EXPECT_EQ(answer.status, 503);
+  EXPECT_TRUE(is_anthropic(answer));
+  answer = call("GET", "/v1/nope");
+  EXPECT_EQ(answer.status, 404);
+  EXPECT_FALSE(is_anthropic(answer));
+  answer = call("POST", "/v1/messages/nope");
+  EXPECT_EQ(answer.status, 404);
+  EXPECT_TRUE(is_anthropic(answer));
+  gateway.SetDraining();
+  answer = call("POST", "/v1/messages");
+  EXPECT_EQ(answer.status, 503);
+  EXPECT_TRUE(is_anthropic(answer));
+  EXPECT_NE(answer.body.find("the router is shutting down"), std::string::npos);
 }
 
 // A worker stand-in: answers every request with a 3-event stream or a JSON body.

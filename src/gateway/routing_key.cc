@@ -1,21 +1,26 @@
 #include "gateway/routing_key.h"
 
 #include "api/anthropic_request.h"
+#include "api/route_table.h"
 #include "serve/prompt_ids.h"
 
 namespace k3::gateway {
 namespace {
 
-bool ParseGenerate(const std::string& path, const serve::Json& body, const api::ApiOptions& options,
-                   serve::GenerateRequest* out, api::ApiError* error) {
-  if (path == "/v1/messages") {
+// The server's own converter for the route's protocol.
+bool ParseGenerate(const api::HttpRequest& request, const serve::Json& body,
+                   const api::ApiOptions& options, serve::GenerateRequest* out,
+                   api::ApiError* error) {
+  const api::Route* route = api::FindRoute(request.method, request.path);
+  const api::Endpoint endpoint = route ? route->endpoint : api::Endpoint::kChatCompletions;
+  if (endpoint == api::Endpoint::kMessages) {
     api::AnthropicRequest parsed;
     if (!api::ParseMessagesRequest(body, options, &parsed, error)) return false;
     *out = std::move(parsed.generate);
     return true;
   }
   api::OpenAiRequest parsed;
-  const bool ok = path == "/v1/completions"
+  const bool ok = endpoint == api::Endpoint::kCompletions
                       ? api::ParseCompletionRequest(body, options, &parsed, error)
                       : api::ParseChatRequest(body, options, &parsed, error);
   if (ok) *out = std::move(parsed.generate);
@@ -37,7 +42,7 @@ RoutingKey KeyFor(const api::HttpRequest& request, const KeyContext& context) {
   }
   serve::GenerateRequest generate;
   api::ApiError error;
-  if (!ParseGenerate(request.path, body, context.api, &generate, &error)) {
+  if (!ParseGenerate(request, body, context.api, &generate, &error)) {
     key.error = error.message;
     return key;
   }

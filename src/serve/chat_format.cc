@@ -42,40 +42,30 @@ text::output::OutputFormat ChatFormat::output_format() const {
                                     : text::output::OutputFormat::kK2;
 }
 
-base::Result<RenderedChat> ChatFormat::Render(const Json& body) const {
-  if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array()) {
-    return base::InvalidArgument("'messages' must be an array");
-  }
-  return family_ == ChatFamily::kK3 ? RenderK3(body) : RenderJinja(body);
+base::Result<RenderedChat> ChatFormat::Render(const ChatRequest& request) const {
+  return family_ == ChatFamily::kK3 ? RenderK3(request) : RenderJinja(request);
 }
 
-base::Result<RenderedChat> ChatFormat::RenderK3(const Json& body) const {
-  K3_ASSIGN_OR_RETURN(text::chat::K3RenderOptions options, text::chat::K3OptionsFromRequest(body));
+base::Result<RenderedChat> ChatFormat::RenderK3(const ChatRequest& request) const {
+  text::chat::K3RenderSettings settings;
+  settings.thinking = request.thinking.enabled.value_or(true);
+  settings.thinking_effort = request.thinking.effort.value_or("max");
+  settings.tool_choice = request.tool_choice;
+  settings.response_format = request.response_format;
   RenderedChat out;
-  K3_ASSIGN_OR_RETURN(out.segments, text::chat::RenderK3(body["messages"], options));
+  K3_ASSIGN_OR_RETURN(out.segments, text::chat::RenderK3(request.conversation, settings));
   out.opener_tokens = text::chat::kK3GenerationOpenerTokens;
-  out.thinking = options.thinking;
-  out.starts_in_reasoning = options.thinking;
+  out.thinking = settings.thinking;
+  out.starts_in_reasoning = settings.thinking;
   return out;
 }
 
-base::Result<RenderedChat> ChatFormat::RenderJinja(const Json& body) const {
-  Json kwargs = Json::object();
-  if (auto it = body.find("chat_template_kwargs"); it != body.end() && it->is_object()) {
-    kwargs = *it;
-  }
+base::Result<RenderedChat> ChatFormat::RenderJinja(const ChatRequest& request) const {
+  Json kwargs = request.template_kwargs.is_object() ? request.template_kwargs : Json::object();
   // Kimi API form {"thinking": {"type": "disabled"}} maps onto the template's thinking kwarg.
-  if (auto it = body.find("thinking"); it != body.end() && it->is_object()) {
-    auto type = it->find("type");
-    if (type != it->end() && *type == "disabled") kwargs["thinking"] = false;
-    if (type != it->end() && *type == "enabled") kwargs["thinking"] = true;
-  }
+  if (request.thinking.enabled) kwargs["thinking"] = *request.thinking.enabled;
   if (!kwargs.contains("add_generation_prompt")) kwargs["add_generation_prompt"] = true;
-  const Json* tools = nullptr;
-  if (auto it = body.find("tools"); it != body.end() && it->is_array() && !it->empty()) {
-    tools = &*it;
-  }
-  K3_ASSIGN_OR_RETURN(std::string text, jinja_->Render(body["messages"], tools, kwargs));
+  K3_ASSIGN_OR_RETURN(std::string text, jinja_->Render(request.conversation, kwargs));
   RenderedChat out;
   out.thinking = !(kwargs.contains("thinking") && kwargs["thinking"] == false);
   out.starts_in_reasoning = EndsWith(text, "<think>");

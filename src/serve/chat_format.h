@@ -35,13 +35,13 @@ class ChatFormat {
 
   ChatFamily family() const { return family_; }
   text::output::OutputFormat output_format() const;
-  // Renders a normalized (OpenAI-shaped) chat body. INVALID_ARGUMENT for malformed messages.
-  base::Result<RenderedChat> Render(const Json& body) const;
+  // Renders a typed chat request. INVALID_ARGUMENT for what the family's renderer rejects.
+  base::Result<RenderedChat> Render(const ChatRequest& request) const;
 
  private:
   explicit ChatFormat(ChatFamily family) : family_(family) {}
-  base::Result<RenderedChat> RenderK3(const Json& body) const;
-  base::Result<RenderedChat> RenderJinja(const Json& body) const;
+  base::Result<RenderedChat> RenderK3(const ChatRequest& request) const;
+  base::Result<RenderedChat> RenderJinja(const ChatRequest& request) const;
 
   ChatFamily family_;
   std::shared_ptr<const text::chat::JinjaChatTemplate> jinja_;

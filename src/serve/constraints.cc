@@ -8,72 +8,56 @@ namespace {
 using structured::ContentMode;
 using structured::OutputGrammarSpec;
 using structured::ToolMode;
-
-bool IsStrictTool(const Json& function) {
-  auto strict = function.find("strict");
-  return strict != function.end() && strict->is_boolean() && strict->get<bool>();
-}
+using text::chat::ResponseFormat;
+using text::chat::ToolChoice;
 
 // Fills the tool part of the spec; returns whether the tools alone call for a grammar.
-bool ToolPart(const Json& body, OutputGrammarSpec* spec) {
-  auto tools = body.find("tools");
-  const bool has_tools = tools != body.end() && tools->is_array() && !tools->empty();
+bool ToolPart(const ChatRequest& request, OutputGrammarSpec* spec) {
+  const std::vector<text::chat::Tool>& tools = request.conversation.tools;
   bool any_strict = false;
-  if (has_tools) {
-    for (const Json& tool : *tools) {
-      if (!tool.is_object() || !tool.contains("function")) continue;
-      const Json& function = tool["function"];
-      structured::ToolSpec t;
-      t.name = function.value("name", "");
-      t.strict = IsStrictTool(function);
-      any_strict |= t.strict;
-      if (auto p = function.find("parameters"); p != function.end() && !p->is_null()) {
-        t.parameters = nlohmann::json::parse(p->dump());
-      }
-      spec->tools.push_back(std::move(t));
+  for (const text::chat::Tool& tool : tools) {
+    structured::ToolSpec t;
+    t.name = tool.name;
+    t.strict = tool.strict.value_or(false);
+    any_strict |= t.strict;
+    if (tool.parameters && !tool.parameters->is_null()) {
+      t.parameters = nlohmann::json::parse(tool.parameters->dump());
     }
+    spec->tools.push_back(std::move(t));
   }
-  if (auto parallel = body.find("parallel_tool_calls");
-      parallel != body.end() && *parallel == false) {
-    spec->parallel_tool_calls = false;
-  }
-  auto choice = body.find("tool_choice");
-  if (!has_tools) {
+  if (!request.parallel_tool_calls) spec->parallel_tool_calls = false;
+  if (tools.empty()) {
     spec->tool_mode = ToolMode::kNone;
     return false;
   }
-  if (choice != body.end() && choice->is_string() && *choice == "none") {
-    spec->tool_mode = ToolMode::kNone;
-    return true;  // tool syntax must be impossible
-  }
-  if (choice != body.end() && choice->is_string() && *choice == "required") {
-    spec->tool_mode = ToolMode::kRequired;
-    return true;
-  }
-  if (choice != body.end() && choice->is_object()) {
-    spec->tool_mode = ToolMode::kNamed;
-    spec->named_tool = choice->value("/function/name"_json_pointer, std::string());
-    return true;
+  switch (request.tool_choice.mode) {
+    case ToolChoice::Mode::kNone:
+      spec->tool_mode = ToolMode::kNone;
+      return true;  // tool syntax must be impossible
+    case ToolChoice::Mode::kRequired:
+      spec->tool_mode = ToolMode::kRequired;
+      return true;
+    case ToolChoice::Mode::kFunction:
+      spec->tool_mode = ToolMode::kNamed;
+      spec->named_tool = request.tool_choice.function;
+      return true;
+    case ToolChoice::Mode::kAuto:
+      break;
   }
   spec->tool_mode = ToolMode::kAuto;
   return any_strict;
 }
 
 // Fills the content part; returns whether response_format calls for a grammar.
-bool ContentPart(const Json& body, OutputGrammarSpec* spec) {
-  auto format = body.find("response_format");
-  if (format == body.end() || !format->is_object()) return false;
-  const std::string type = format->value("type", "text");
-  if (type == "json_object") {
+bool ContentPart(const ResponseFormat& format, OutputGrammarSpec* spec) {
+  if (format.type == ResponseFormat::Type::kJsonObject) {
     spec->content = ContentMode::kJsonObject;
     return true;
   }
-  if (type != "json_schema") return false;
-  const Json& js = (*format)["json_schema"];
-  const bool strict = !js.contains("strict") || js["strict"] != false;
-  if (strict && js.contains("schema")) {
+  if (format.type != ResponseFormat::Type::kJsonSchema) return false;
+  if (format.strict && !format.schema.is_null()) {
     spec->content = ContentMode::kJsonSchema;
-    spec->schema = nlohmann::json::parse(js["schema"].dump());
+    spec->schema = nlohmann::json::parse(format.schema.dump());
   } else {
     spec->content = ContentMode::kJsonObject;  // strict: false -> valid JSON, not the schema
   }
@@ -105,11 +89,11 @@ std::shared_ptr<const structured::Vocabulary> ChatConstraints::vocabulary() {
 }
 
 base::Result<std::shared_ptr<const structured::Grammar>> ChatConstraints::ForChat(
-    const Json& body, const RenderedChat& rendered, text::output::OutputFormat format,
+    const ChatRequest& request, const RenderedChat& rendered, text::output::OutputFormat format,
     const std::vector<int32_t>& stop_token_ids) {
   OutputGrammarSpec spec;
-  const bool tools = ToolPart(body, &spec);
-  const bool content = ContentPart(body, &spec);
+  const bool tools = ToolPart(request, &spec);
+  const bool content = ContentPart(request.response_format, &spec);
   if (!tools && !content) return std::shared_ptr<const structured::Grammar>();
   spec.syntax = format == text::output::OutputFormat::kK3 ? structured::ChatSyntax::kK3
                                                           : structured::ChatSyntax::kK2;

@@ -1,4 +1,4 @@
-// Constrained decoding for chat requests: decides from the body whether the reply must follow a
+// Constrained decoding for chat requests: decides from the request whether the reply must follow a
 // grammar — response_format json_object / json_schema, tool_choice required / named / none, or a
 // strict tool — and builds it (reasoning first, unconstrained; then content or tool calls in the
 // checkpoint's syntax). Grammars are cached by everything they depend on, so a repeated schema
@@ -34,7 +34,7 @@ class ChatConstraints {
   // Null when the request needs no grammar. INVALID_ARGUMENT naming the field and keyword when
   // a schema uses something the matcher cannot enforce.
   base::Result<std::shared_ptr<const structured::Grammar>> ForChat(
-      const Json& body, const RenderedChat& rendered, text::output::OutputFormat format,
+      const ChatRequest& request, const RenderedChat& rendered, text::output::OutputFormat format,
       const std::vector<int32_t>& stop_token_ids);
 
   size_t cached_grammars() const;

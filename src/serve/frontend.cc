@@ -8,29 +8,18 @@ namespace k3::serve {
 namespace {
 
 // Conversation-global count of earlier tool calls: ids continue as functions.{name}:{n}.
-int CountHistoryToolCalls(const Json& messages) {
+int CountHistoryToolCalls(const std::vector<text::chat::Message>& messages) {
   int count = 0;
-  for (const Json& message : messages) {
-    if (!message.is_object()) continue;
-    auto calls = message.find("tool_calls");
-    if (calls != message.end() && calls->is_array()) count += static_cast<int>(calls->size());
+  for (const text::chat::Message& message : messages) {
+    count += static_cast<int>(message.tool_calls.size());
   }
   return count;
 }
 
-std::vector<std::string> DeclaredToolNames(const Json& body) {
+std::vector<std::string> DeclaredToolNames(const ChatRequest& request) {
   std::vector<std::string> names;
-  auto tools = body.find("tools");
-  if (tools == body.end() || !tools->is_array()) return names;
-  auto choice = body.find("tool_choice");
-  if (choice != body.end() && choice->is_string() && *choice == "none") return names;
-  for (const Json& tool : *tools) {
-    if (!tool.is_object() || !tool.contains("function")) continue;
-    const Json& function = tool["function"];
-    if (function.is_object() && function.contains("name") && function["name"].is_string()) {
-      names.push_back(function["name"].get<std::string>());
-    }
-  }
+  if (request.tool_choice.mode == text::chat::ToolChoice::Mode::kNone) return names;
+  for (const text::chat::Tool& tool : request.conversation.tools) names.push_back(tool.name);
   return names;
 }
 
@@ -61,9 +50,9 @@ base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request) c
   return out;
 }
 
-base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out,
+base::Status Frontend::PrepareChat(const ChatRequest& request, PreparedPrompt* out,
                                    std::shared_ptr<const structured::Grammar>* grammar) const {
-  K3_ASSIGN_OR_RETURN(RenderedChat rendered, format_.Render(body));
+  K3_ASSIGN_OR_RETURN(RenderedChat rendered, format_.Render(request));
   K3_ASSIGN_OR_RETURN(out->ids, EncodeRenderedChat(*tokenizer_, rendered));
   out->reported_prompt_tokens =
       std::max<int64_t>(0, static_cast<int64_t>(out->ids.size()) - rendered.opener_tokens);
@@ -71,14 +60,11 @@ base::Status Frontend::PrepareChat(const Json& body, PreparedPrompt* out,
   out->parser.format = format_.output_format();
   out->parser.starts_in_reasoning = rendered.starts_in_reasoning;
   out->parser.thinking_enabled = rendered.thinking;
-  out->parser.tool_names = DeclaredToolNames(body);
-  out->parser.first_tool_index = CountHistoryToolCalls(body["messages"]);
-  if (auto parallel = body.find("parallel_tool_calls");
-      parallel != body.end() && *parallel == false) {
-    out->max_tool_calls = 1;
-  }
+  out->parser.tool_names = DeclaredToolNames(request);
+  out->parser.first_tool_index = CountHistoryToolCalls(request.conversation.messages);
+  if (!request.parallel_tool_calls) out->max_tool_calls = 1;
   if (grammar != nullptr) {
-    K3_ASSIGN_OR_RETURN(*grammar, constraints_.ForChat(body, rendered, out->parser.format, {}));
+    K3_ASSIGN_OR_RETURN(*grammar, constraints_.ForChat(request, rendered, out->parser.format, {}));
   }
   return base::Status::Ok();
 }
@@ -143,9 +129,9 @@ base::Result<std::shared_ptr<Generation>> Frontend::Start(const GenerateRequest&
   return generation;
 }
 
-base::Result<int64_t> Frontend::CountChatTokens(const Json& chat_body) const {
+base::Result<int64_t> Frontend::CountChatTokens(const ChatRequest& request) const {
   PreparedPrompt out;
-  K3_RETURN_IF_ERROR(PrepareChat(chat_body, &out, nullptr));
+  K3_RETURN_IF_ERROR(PrepareChat(request, &out, nullptr));
   return out.reported_prompt_tokens;
 }
 

@@ -1,4 +1,4 @@
-// The text-space frontend of one model: renders chat bodies with the checkpoint's chat format,
+// The text-space frontend of one model: renders chat requests with the checkpoint's chat format,
 // tokenizes, checks the context limit, submits to the engine and streams per-choice updates.
 // Protocol converters (src/api) build GenerateRequests and read ChoiceUpdates; they never see
 // token ids of prompts or the engine.
@@ -39,8 +39,8 @@ class Frontend {
                                                   const PreparedPrompt& prompt, UpdateSink sink,
                                                   Generation::Clock::time_point arrival);
 
-  // Prompt tokens a chat body renders to, as usage.prompt_tokens would report them.
-  base::Result<int64_t> CountChatTokens(const Json& chat_body) const;
+  // Prompt tokens a chat request renders to, as usage.prompt_tokens would report them.
+  base::Result<int64_t> CountChatTokens(const ChatRequest& request) const;
 
   const text::Tokenizer& tokenizer() const { return *tokenizer_; }
   const ChatFormat& format() const { return format_; }
@@ -51,7 +51,7 @@ class Frontend {
   engine::EngineMetrics engine_metrics() const { return engine_->metrics(); }
 
  private:
-  base::Status PrepareChat(const Json& body, PreparedPrompt* out,
+  base::Status PrepareChat(const ChatRequest& request, PreparedPrompt* out,
                            std::shared_ptr<const structured::Grammar>* grammar) const;
   base::Status PrepareCompletion(const GenerateRequest& request, PreparedPrompt* out) const;
   base::Status FitContext(const GenerateRequest& request, PreparedPrompt* out) const;

@@ -1,6 +1,6 @@
 // The one internal request type every protocol converts onto (OpenAI chat/completions, Anthropic
-// messages), and the per-choice updates the frontend streams back. Text-space: prompts are chat
-// bodies or raw text; the frontend turns them into token ids for the engine.
+// messages), and the per-choice updates the frontend streams back. Text-space: prompts are typed
+// chat conversations or raw text; the frontend turns them into token ids for the engine.
 #pragma once
 
 #include <cstdint>
@@ -10,16 +10,35 @@
 #include <vector>
 
 #include "engine/sampling_params.h"
+#include "text/chat/conversation.h"
 #include "text/output/output_parser.h"
 
 namespace k3::serve {
 
 using Json = nlohmann::ordered_json;
 
+// Thinking / reasoning as requested; each chat family maps it (K3: render settings, on unless
+// disabled, effort "max" unless given; Jinja: the template's `thinking` variable when set).
+struct ThinkingOptions {
+  std::optional<bool> enabled;        // thinking.type enabled / disabled; nullopt: not given
+  std::optional<std::string> effort;  // thinking.effort, else reasoning_effort
+  bool operator==(const ThinkingOptions&) const = default;
+};
+
+// A chat request: the conversation, and what the reply must look like.
+struct ChatRequest {
+  text::chat::Conversation conversation;
+  text::chat::ToolChoice tool_choice;
+  bool parallel_tool_calls = true;  // false: at most one call (see PreparedPrompt)
+  text::chat::ResponseFormat response_format;
+  ThinkingOptions thinking;
+  Json template_kwargs = Json::object();  // chat_template_kwargs (Jinja templates only)
+  bool operator==(const ChatRequest&) const = default;
+};
+
 struct GenerateRequest {
-  // Chat: an OpenAI-shaped chat body (messages, tools, tool_choice, response_format, thinking,
-  // reasoning_effort, chat_template_kwargs); Anthropic requests are converted to this shape.
-  std::optional<Json> chat;
+  // Chat: the typed request every chat protocol (OpenAI Chat, Anthropic Messages) converts onto.
+  std::optional<ChatRequest> chat;
   // Completions: raw prompt text (special-token names recognised, as a completion prompt is
   // trusted template output) or token ids. Used when chat is empty.
   std::string prompt;

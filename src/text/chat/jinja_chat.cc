@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "text/chat/conversation_json.h"
 #include "text/chat/tool_ts.h"
 #include "text/chat/tool_ts_internal.h"
 #include "text/jinja/json_value.h"
@@ -109,6 +110,23 @@ base::Result<std::string> JinjaChatTemplate::Render(const Json& messages, const 
                                                     const Json& kwargs,
                                                     const jinja::RenderOptions& options) const {
   if (!messages.is_array()) return base::InvalidArgument("'messages' must be an array");
+  return RenderContext(messages, tools, kwargs, options);
+}
+
+base::Result<std::string> JinjaChatTemplate::Render(const Conversation& conversation,
+                                                    const Json& kwargs,
+                                                    const jinja::RenderOptions& options) const {
+  Json messages = MessagesToJson(conversation.messages);
+  if (conversation.tools.empty())
+    return RenderContext(std::move(messages), nullptr, kwargs, options);
+  const Json tools = ToolsToJson(conversation.tools);
+  return RenderContext(std::move(messages), &tools, kwargs, options);
+}
+
+// `messages` is an array.
+base::Result<std::string> JinjaChatTemplate::RenderContext(
+    Json messages, const Json* tools, const Json& kwargs,
+    const jinja::RenderOptions& options) const {
   if (!kwargs.is_null() && !kwargs.is_object()) {
     return base::InvalidArgument("chat template kwargs must be a JSON object");
   }
@@ -124,7 +142,7 @@ base::Result<std::string> JinjaChatTemplate::Render(const Json& messages, const 
       context[it.key()] = it.value();
     }
   }
-  context["messages"] = messages;
+  context["messages"] = std::move(messages);
   context["tools"] = nullptr;
   if (tools != nullptr && !tools->is_null()) {
     Json sorted = DeepSortKeys(*tools);

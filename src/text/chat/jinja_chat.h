@@ -16,6 +16,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "text/chat/conversation.h"
 #include "text/jinja/template.h"
 
 namespace k3::text::chat {
@@ -41,8 +42,18 @@ class JinjaChatTemplate {
                                    const nlohmann::ordered_json* tools,
                                    const nlohmann::ordered_json& kwargs,
                                    const jinja::RenderOptions& options = {}) const;
+  // A typed conversation, in the template's data model: messages as MessagesToJson writes them
+  // and tools as ToolsToJson (None when there are none); kwargs as above.
+  base::Result<std::string> Render(const Conversation& conversation,
+                                   const nlohmann::ordered_json& kwargs,
+                                   const jinja::RenderOptions& options = {}) const;
 
  private:
+  base::Result<std::string> RenderContext(nlohmann::ordered_json messages,
+                                          const nlohmann::ordered_json* tools,
+                                          const nlohmann::ordered_json& kwargs,
+                                          const jinja::RenderOptions& options) const;
+
   JinjaChatTemplate(jinja::Template tmpl, std::string source,
                     nlohmann::ordered_json special_tokens);
 

@@ -5,15 +5,14 @@
 #include <string_view>
 #include <vector>
 
+#include "text/chat/conversation_json.h"
 #include "text/chat/k3_xtml_messages.h"
 #include "text/chat/k3_xtml_writer.h"
 
 namespace k3::text::chat {
 namespace {
 
-using k3_xtml::Field;
 using k3_xtml::FieldPath;
-using k3_xtml::Json;
 using k3_xtml::OrderedMessage;
 using k3_xtml::XtmlWriter;
 
@@ -26,8 +25,8 @@ constexpr std::string_view kDynamicToolsHeader =
     "Here are the specs for the extended tools.\n\n";
 
 // The tool-declare system message (tools sorted and compact); its body is not stripped.
-base::Status RenderToolDeclare(const Json& tools, bool dynamic, XtmlWriter& writer) {
-  K3_ASSIGN_OR_RETURN(std::string json, k3_xtml::PyJsonCompactSorted(tools));
+base::Status RenderToolDeclare(const std::vector<Tool>& tools, bool dynamic, XtmlWriter& writer) {
+  K3_ASSIGN_OR_RETURN(std::string json, k3_xtml::PyJsonCompactSorted(ToolsToJson(tools)));
   std::string body(dynamic ? kDynamicToolsHeader : kToolsHeader);
   body += "```json\n" + json + "\n```";
   writer.OpenTag("message", {{"role", "system"}, {"type", "tool-declare"}});
@@ -38,10 +37,7 @@ base::Status RenderToolDeclare(const Json& tools, bool dynamic, XtmlWriter& writ
 }
 
 base::Status RenderThinkingEffort(const std::string& effort, XtmlWriter& writer) {
-  if (effort != "low" && effort != "high" && effort != "max") {
-    return base::InvalidArgument("unsupported thinking effort \"" + effort +
-                                 "\"; supported values are high, low, max");
-  }
+  K3_RETURN_IF_ERROR(k3_xtml::CheckThinkingEffort(effort));
   writer.InternalSystemMessage(
       "thinking-effort",
       "`thinking_effort` guides on how much to think in your thinking channel (not including the "
@@ -52,79 +48,61 @@ base::Status RenderThinkingEffort(const std::string& effort, XtmlWriter& writer)
 }
 
 // user and system messages: role, optional name, content.
-base::Status RenderPlainMessage(const Json& message, size_t index, std::string_view role,
-                                XtmlWriter& writer) {
-  K3_ASSIGN_OR_RETURN(std::optional<std::string> name,
-                      k3_xtml::OptionalString(message, "name", index));
-  std::vector<k3_xtml::Attr> attrs = {{"role", role}};
-  if (name && !name->empty()) attrs.emplace_back("name", *name);
+base::Status RenderPlainMessage(const Message& message, size_t index, XtmlWriter& writer) {
+  std::vector<k3_xtml::Attr> attrs = {{"role", RoleName(message.role)}};
+  if (message.name && !message.name->empty()) attrs.emplace_back("name", *message.name);
   writer.OpenTag("message", attrs);
-  K3_RETURN_IF_ERROR(k3_xtml::RenderContent(message, index, writer));
+  K3_RETURN_IF_ERROR(k3_xtml::RenderContent(message.content, index, writer));
   writer.CloseTag("message");
   writer.EndOfMsg();
   return base::Status::Ok();
 }
 
 // A system message carrying a non-empty `tools` list declares them (dynamic form) instead.
-base::Status RenderSystem(const Json& message, size_t index, XtmlWriter& writer) {
-  const Json* tools = Field(message, "tools");
-  if (tools != nullptr && !tools->is_null() && !tools->is_array()) {
-    return base::InvalidArgument(FieldPath(index, "tools") + " must be a list or null");
-  }
-  if (tools != nullptr && !tools->is_null() && !tools->empty()) {
-    return RenderToolDeclare(*tools, /*dynamic=*/true, writer);
-  }
-  return RenderPlainMessage(message, index, "system", writer);
+base::Status RenderSystem(const Message& message, size_t index, XtmlWriter& writer) {
+  if (!message.tools.empty()) return RenderToolDeclare(message.tools, /*dynamic=*/true, writer);
+  return RenderPlainMessage(message, index, writer);
 }
 
 // Tool results since the latest assistant message, numbered from 1 in render order.
 struct ToolState {
-  const Json* calls = nullptr;  // the latest assistant's tool_calls (validated when rendered)
+  const std::vector<ToolCall>* calls = nullptr;  // the latest assistant's tool_calls
   size_t results = 0;
 };
 
-// The tool a result is for: the call it was matched to by id, else its own `tool` (or, when that
-// key is absent, `name`), else the latest assistant's call at the same position.
-base::Result<std::string> ToolName(const Json& message, const OrderedMessage& entry,
+// The tool a result is for: the call it was matched to by id, else its own `tool` (or, when
+// that is not set, `name`), else the latest assistant's call at the same position.
+base::Result<std::string> ToolName(const Message& message, const OrderedMessage& entry,
                                    const ToolState& state) {
   if (entry.bound_tool) return *entry.bound_tool;
-  const char* key = Field(message, "tool") != nullptr ? "tool" : "name";
-  K3_ASSIGN_OR_RETURN(std::optional<std::string> own,
-                      k3_xtml::OptionalString(message, key, entry.index));
-  if (own) return *own;
-  if (state.calls != nullptr && state.calls->is_array() && state.results <= state.calls->size()) {
-    const Json& call = (*state.calls)[state.results - 1];
-    const Json* function = call.is_object() ? Field(call, "function") : nullptr;
-    if (function == nullptr) function = &call;
-    const Json* name = function->is_object() ? Field(*function, "name") : nullptr;
-    if (name != nullptr && name->is_string()) return name->get<std::string>();
+  if (message.tool) return *message.tool;
+  if (message.name) return *message.name;
+  if (state.calls != nullptr && state.results <= state.calls->size()) {
+    return (*state.calls)[state.results - 1].name;
   }
   return base::InvalidArgument(FieldPath(entry.index, "") +
                                ": a tool message needs a resolvable tool name (tool_call_id "
                                "matching a call, `tool`/`name`, or a preceding call by position)");
 }
 
-base::Status RenderToolResult(const Json& message, const OrderedMessage& entry, ToolState& state,
+base::Status RenderToolResult(const Message& message, const OrderedMessage& entry, ToolState& state,
                               XtmlWriter& writer) {
   ++state.results;
   K3_ASSIGN_OR_RETURN(std::string tool, ToolName(message, entry, state));
   writer.OpenTag("message",
                  {{"role", "tool"}, {"tool", tool}, {"index", std::to_string(state.results)}});
-  K3_RETURN_IF_ERROR(k3_xtml::RenderContent(message, entry.index, writer));
+  K3_RETURN_IF_ERROR(k3_xtml::RenderContent(message.content, entry.index, writer));
   writer.CloseTag("message");
   writer.EndOfMsg();
   return base::Status::Ok();
 }
 
-base::Status RenderAssistant(const Json& message, size_t index, bool thinking, ToolState& state,
+base::Status RenderAssistant(const Message& message, size_t index, bool thinking, ToolState& state,
                              XtmlWriter& writer) {
-  const Json* calls = Field(message, "tool_calls");
-  state.calls = (calls != nullptr && !calls->is_null()) ? calls : nullptr;
+  state.calls = &message.tool_calls;
   state.results = 0;
-  K3_ASSIGN_OR_RETURN(std::optional<std::string> name,
-                      k3_xtml::OptionalString(message, "name", index));
   std::vector<k3_xtml::Attr> attrs = {{"role", "assistant"}};
-  if (name && !name->empty()) attrs.emplace_back("name", *name);
+  if (message.name && !message.name->empty()) attrs.emplace_back("name", *message.name);
   writer.OpenTag("message", attrs);
   K3_RETURN_IF_ERROR(k3_xtml::RenderAssistantBody(message, index, thinking, writer));
   writer.CloseTag("message");
@@ -132,24 +110,24 @@ base::Status RenderAssistant(const Json& message, size_t index, bool thinking, T
   return base::Status::Ok();
 }
 
-base::Status RenderConversation(const Json& messages, const K3RenderOptions& options,
+base::Status RenderConversation(const std::vector<Message>& messages, bool thinking,
                                 XtmlWriter& writer) {
-  K3_ASSIGN_OR_RETURN(std::vector<OrderedMessage> order, k3_xtml::OrderMessages(messages));
   ToolState state;
-  for (const OrderedMessage& entry : order) {
-    const Json& message = messages[entry.index];
-    const std::string& role = message["role"].get_ref<const std::string&>();
-    if (role == "user") {
-      K3_RETURN_IF_ERROR(RenderPlainMessage(message, entry.index, "user", writer));
-    } else if (role == "system") {
-      K3_RETURN_IF_ERROR(RenderSystem(message, entry.index, writer));
-    } else if (role == "tool") {
-      K3_RETURN_IF_ERROR(RenderToolResult(message, entry, state, writer));
-    } else if (role == "assistant") {
-      K3_RETURN_IF_ERROR(RenderAssistant(message, entry.index, options.thinking, state, writer));
-    } else {
-      return base::InvalidArgument(FieldPath(entry.index, "role") + " \"" + role +
-                                   "\" is not one of system, user, assistant, tool");
+  for (const OrderedMessage& entry : k3_xtml::OrderMessages(messages)) {
+    const Message& message = messages[entry.index];
+    switch (message.role) {
+      case Role::kUser:
+        K3_RETURN_IF_ERROR(RenderPlainMessage(message, entry.index, writer));
+        break;
+      case Role::kSystem:
+        K3_RETURN_IF_ERROR(RenderSystem(message, entry.index, writer));
+        break;
+      case Role::kTool:
+        K3_RETURN_IF_ERROR(RenderToolResult(message, entry, state, writer));
+        break;
+      case Role::kAssistant:
+        K3_RETURN_IF_ERROR(RenderAssistant(message, entry.index, thinking, state, writer));
+        break;
     }
   }
   return base::Status::Ok();
@@ -157,27 +135,62 @@ base::Status RenderConversation(const Json& messages, const K3RenderOptions& opt
 
 }  // namespace
 
-base::Result<ChatSegments> RenderK3(const nlohmann::ordered_json& messages,
-                                    const K3RenderOptions& options) {
-  XtmlWriter writer(options.image_prompts ? &*options.image_prompts : nullptr);
-  if (options.tools != nullptr && !options.tools->is_null()) {
-    if (!options.tools->is_array()) return base::InvalidArgument("tools must be a list or null");
-    if (!options.tools->empty()) {
-      K3_RETURN_IF_ERROR(RenderToolDeclare(*options.tools, /*dynamic=*/false, writer));
-    }
+namespace k3_xtml {
+
+base::Status CheckThinkingEffort(const std::string& effort) {
+  if (effort != "low" && effort != "high" && effort != "max") {
+    return base::InvalidArgument("unsupported thinking effort \"" + effort +
+                                 "\"; supported values are high, low, max");
   }
-  if (options.thinking && options.thinking_effort) {
-    K3_RETURN_IF_ERROR(RenderThinkingEffort(*options.thinking_effort, writer));
+  return base::Status::Ok();
+}
+
+}  // namespace k3_xtml
+
+base::Result<ChatSegments> RenderK3(const Conversation& conversation,
+                                    const K3RenderSettings& settings) {
+  XtmlWriter writer(settings.image_prompts ? &*settings.image_prompts : nullptr);
+  if (!conversation.tools.empty()) {
+    K3_RETURN_IF_ERROR(RenderToolDeclare(conversation.tools, /*dynamic=*/false, writer));
   }
-  K3_RETURN_IF_ERROR(RenderConversation(messages, options, writer));
-  K3_RETURN_IF_ERROR(k3_xtml::RenderRequestNotes(options, writer));
-  if (options.add_generation_prompt) {
+  if (settings.thinking && settings.thinking_effort) {
+    K3_RETURN_IF_ERROR(RenderThinkingEffort(*settings.thinking_effort, writer));
+  }
+  K3_RETURN_IF_ERROR(RenderConversation(conversation.messages, settings.thinking, writer));
+  K3_RETURN_IF_ERROR(k3_xtml::RenderRequestNotes(settings, writer));
+  if (settings.add_generation_prompt) {
     // The assistant message is left open: the model continues it in the chosen channel.
     writer.OpenTag("message", {{"role", "assistant"}});
-    writer.OpenTag(options.thinking ? "think" : "response");
+    writer.OpenTag(settings.thinking ? "think" : "response");
   }
   K3_RETURN_IF_ERROR(writer.CheckImagesConsumed());
   return writer.Take();
+}
+
+// The JSON form: read in the order the encoder meets the pieces (declaration, effort, messages,
+// notes), so the first malformed one is the one reported.
+base::Result<ChatSegments> RenderK3(const nlohmann::ordered_json& messages,
+                                    const K3RenderOptions& options) {
+  Conversation conversation;
+  K3RenderSettings settings{.thinking = options.thinking,
+                            .thinking_effort = options.thinking_effort,
+                            .add_generation_prompt = options.add_generation_prompt,
+                            .image_prompts = options.image_prompts};
+  if (options.tools != nullptr && !options.tools->is_null()) {
+    if (!options.tools->is_array()) return base::InvalidArgument("tools must be a list or null");
+    K3_ASSIGN_OR_RETURN(conversation.tools, ToolsFromJson(*options.tools, "tools"));
+  }
+  if (options.thinking && options.thinking_effort) {
+    K3_RETURN_IF_ERROR(k3_xtml::CheckThinkingEffort(*options.thinking_effort));
+  }
+  K3_ASSIGN_OR_RETURN(conversation.messages, MessagesFromJson(messages));
+  if (options.tool_choice != nullptr) {
+    K3_ASSIGN_OR_RETURN(settings.tool_choice, ToolChoiceFromJson(*options.tool_choice));
+  }
+  if (options.response_format != nullptr) {
+    K3_ASSIGN_OR_RETURN(settings.response_format, ResponseFormatFromJson(*options.response_format));
+  }
+  return RenderK3(conversation, settings);
 }
 
 }  // namespace k3::text::chat

@@ -1,6 +1,8 @@
-# The Kimi K3 "XTML" chat renderer (namespace k3::text::chat), part of k3_text.
+# The typed chat conversation (its JSON reading and writing, shared by every renderer) and the
+# Kimi K3 "XTML" chat renderer (namespace k3::text::chat), part of k3_text.
 # Included from src/text/CMakeLists.txt after k3_module(text ...).
 target_sources(k3_text PRIVATE
+  chat/conversation_json.cc
   chat/k3_xtml.cc
   chat/k3_xtml_assistant.cc
   chat/k3_xtml_messages.cc
@@ -9,6 +11,7 @@ target_sources(k3_text PRIVATE
 
 k3_test(text_chat_k3_test
   SOURCES
+    chat/conversation_json_test.cc
     chat/k3_xtml_test.cc
     chat/k3_xtml_error_test.cc
   DEPS k3_text k3_base k3_testing nlohmann_json::nlohmann_json)

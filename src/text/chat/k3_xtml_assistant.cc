@@ -15,13 +15,13 @@ struct CallArguments {
   std::string raw;               // non-empty: unparseable arguments text
 };
 
-// null -> none; object -> itself; string -> none when blank, else parsed (unparseable -> raw
+// none/null -> none; object -> itself; string -> none when blank, else parsed (unparseable -> raw
 // block; parsed non-object -> error); anything else is an error.
-base::Status NormalizeArguments(const Json* arguments, const std::string& path,
+base::Status NormalizeArguments(const std::optional<Json>& arguments, const std::string& path,
                                 CallArguments* out) {
-  if (arguments == nullptr || arguments->is_null()) return base::Status::Ok();
+  if (!arguments || arguments->is_null()) return base::Status::Ok();
   if (arguments->is_object()) {
-    out->object = arguments;
+    out->object = &*arguments;
     return base::Status::Ok();
   }
   if (!arguments->is_string()) {
@@ -51,21 +51,13 @@ const char* XtmlType(const Json& value) {
 }
 
 // One `call` element; `position` is 1-based.
-base::Status RenderCall(const Json& call, const std::string& path, size_t position,
+base::Status RenderCall(const ToolCall& call, const std::string& path, size_t position,
                         XtmlWriter& writer) {
-  if (!call.is_object()) return base::InvalidArgument(path + " must be an object");
-  const Json* function = Field(call, "function");
-  const std::string fn_path = function != nullptr ? path + ".function" : path;
-  if (function == nullptr) function = &call;
-  const Json* name = function->is_object() ? Field(*function, "name") : nullptr;
-  if (name == nullptr || !name->is_string() || name->get_ref<const std::string&>().empty()) {
-    return base::InvalidArgument(fn_path + ".name must be a non-empty string");
-  }
+  const std::string fn_path = path + ".function";
+  if (call.name.empty()) return base::InvalidArgument(fn_path + ".name must be a non-empty string");
   CallArguments args;
-  K3_RETURN_IF_ERROR(
-      NormalizeArguments(Field(*function, "arguments"), fn_path + ".arguments", &args));
-  writer.OpenTag(
-      "call", {{"tool", name->get_ref<const std::string&>()}, {"index", std::to_string(position)}});
+  K3_RETURN_IF_ERROR(NormalizeArguments(call.arguments, fn_path + ".arguments", &args));
+  writer.OpenTag("call", {{"tool", call.name}, {"index", std::to_string(position)}});
   if (!args.raw.empty()) {
     writer.OpenTag("json", {{"type", "object"}});
     K3_RETURN_IF_ERROR(writer.AppendText(args.raw));
@@ -87,44 +79,31 @@ base::Status RenderCall(const Json& call, const std::string& path, size_t positi
   return base::Status::Ok();
 }
 
-base::Status RenderToolCalls(const Json& message, size_t index, XtmlWriter& writer) {
-  const Json* calls = Field(message, "tool_calls");
-  if (calls == nullptr || calls->is_null()) return base::Status::Ok();
+base::Status RenderToolCalls(const Message& message, size_t index, XtmlWriter& writer) {
+  if (message.tool_calls.empty()) return base::Status::Ok();
   const std::string path = FieldPath(index, "tool_calls");
-  if (!calls->is_array()) return base::InvalidArgument(path + " must be a list or null");
-  if (calls->empty()) return base::Status::Ok();
   writer.OpenTag("tools");
-  for (size_t j = 0; j < calls->size(); ++j) {
+  for (size_t j = 0; j < message.tool_calls.size(); ++j) {
     std::string call_path = path + "[" + std::to_string(j) + "]";
-    K3_RETURN_IF_ERROR(RenderCall((*calls)[j], call_path, j + 1, writer));
+    K3_RETURN_IF_ERROR(RenderCall(message.tool_calls[j], call_path, j + 1, writer));
   }
   writer.CloseTag("tools");
   return base::Status::Ok();
 }
 
-// `reasoning_content or reasoning` (the first that is neither null nor empty).
-base::Result<std::optional<std::string>> Reasoning(const Json& message, size_t index) {
-  for (const char* key : {"reasoning_content", "reasoning"}) {
-    K3_ASSIGN_OR_RETURN(std::optional<std::string> text, OptionalString(message, key, index));
-    if (text && !text->empty()) return text;
-  }
-  return std::optional<std::string>();
-}
-
 }  // namespace
 
-base::Status RenderAssistantBody(const Json& message, size_t index, bool thinking,
+base::Status RenderAssistantBody(const Message& message, size_t index, bool thinking,
                                  XtmlWriter& writer) {
   // With thinking on the think channel is always there, empty when the reasoning is blank
   // (written unstripped otherwise); with thinking off it is absent.
   if (thinking) {
-    K3_ASSIGN_OR_RETURN(std::optional<std::string> reasoning, Reasoning(message, index));
     writer.OpenTag("think");
-    if (reasoning && !IsBlank(*reasoning)) K3_RETURN_IF_ERROR(writer.AppendText(*reasoning));
+    if (!IsBlank(message.reasoning)) K3_RETURN_IF_ERROR(writer.AppendText(message.reasoning));
     writer.CloseTag("think");
   }
   writer.OpenTag("response");
-  K3_RETURN_IF_ERROR(RenderContent(message, index, writer));
+  K3_RETURN_IF_ERROR(RenderContent(message.content, index, writer));
   writer.CloseTag("response");
   return RenderToolCalls(message, index, writer);
 }

@@ -1,5 +1,5 @@
 // Request-level pieces: the tool-choice and response-format notes, and the mapping from a
-// chat-completions request body to K3RenderOptions.
+// chat-completions request body to K3RenderOptions (the JSON form).
 #include <string>
 #include <string_view>
 
@@ -14,43 +14,12 @@ constexpr std::string_view kRawJsonRule =
     "Your response must be raw JSON data without markdown code blocks (```json) or any "
     "additional formatting.";
 
-// The schema of a json_schema response_format: json_schema.schema, else json_schema.json_schema,
-// else json_schema itself (null when there is no json_schema).
-const Json* ExtractSchema(const Json& response_format) {
-  if (!response_format.is_object()) return nullptr;
-  const Json* json_schema = Field(response_format, "json_schema");
-  if (json_schema == nullptr || json_schema->is_null() || !json_schema->is_object()) {
-    return json_schema;
-  }
-  if (const Json* schema = Field(*json_schema, "schema")) return schema;
-  if (const Json* schema = Field(*json_schema, "json_schema")) return schema;
-  return json_schema;
-}
-
-// response_format's type: its `type` member, or the value itself when it is a string; empty when
-// neither (no note is rendered then).
-base::Result<std::string> ResponseFormatType(const Json& response_format) {
-  if (response_format.is_string()) return response_format.get<std::string>();
-  if (!response_format.is_object()) {
-    return base::InvalidArgument("response_format must be an object, a string or null");
-  }
-  const Json* type = Field(response_format, "type");
-  if (type == nullptr || type->is_null()) return std::string();
-  if (!type->is_string()) return base::InvalidArgument("response_format.type must be a string");
-  return type->get<std::string>();
-}
-
-base::Status RenderToolChoice(const Json& tool_choice, XtmlWriter& writer) {
-  if (!tool_choice.is_string()) {
-    if (tool_choice.is_object()) return base::Status::Ok();  // a named function: no note
-    return base::InvalidArgument("tool_choice must be a string, an object or null");
-  }
-  const std::string& choice = tool_choice.get_ref<const std::string&>();
-  if (choice == "required") {
+base::Status RenderToolChoice(const ToolChoice& tool_choice, XtmlWriter& writer) {
+  if (tool_choice.mode == ToolChoice::Mode::kRequired) {
     writer.InternalSystemMessage("tool-choice",
                                  "The system is invoked with `tool_choice=required`.\n"
                                  "You MUST call tools in the next message.");
-  } else if (choice == "none") {
+  } else if (tool_choice.mode == ToolChoice::Mode::kNone) {
     writer.InternalSystemMessage("tool-choice",
                                  "The system is invoked with `tool_choice=none`.\n"
                                  "You MUST NOT call any tools in the next message.");
@@ -58,15 +27,13 @@ base::Status RenderToolChoice(const Json& tool_choice, XtmlWriter& writer) {
   return base::Status::Ok();
 }
 
-base::Status RenderResponseFormat(const Json& response_format, XtmlWriter& writer) {
-  K3_ASSIGN_OR_RETURN(std::string type, ResponseFormatType(response_format));
-  if (type == "json_object") {
+base::Status RenderResponseFormat(const ResponseFormat& response_format, XtmlWriter& writer) {
+  if (response_format.type == ResponseFormat::Type::kJsonObject) {
     writer.InternalSystemMessage(
         "response-format",
         "The system is invoked with `response_format=json_object`.\n" + std::string(kRawJsonRule));
-  } else if (type == "json_schema") {
-    const Json* schema = ExtractSchema(response_format);
-    K3_ASSIGN_OR_RETURN(std::string json, PyJsonCompactSorted(schema ? *schema : Json()));
+  } else if (response_format.type == ResponseFormat::Type::kJsonSchema) {
+    K3_ASSIGN_OR_RETURN(std::string json, PyJsonCompactSorted(response_format.schema));
     writer.InternalSystemMessage(
         "response-format",
         "The system is invoked with `response_format=json_schema`.\n" + std::string(kRawJsonRule) +
@@ -118,14 +85,9 @@ base::Result<const Json*> PassThrough(const Json& request, const char* key, bool
 
 }  // namespace
 
-base::Status RenderRequestNotes(const K3RenderOptions& options, XtmlWriter& writer) {
-  if (options.tool_choice != nullptr && !options.tool_choice->is_null()) {
-    K3_RETURN_IF_ERROR(RenderToolChoice(*options.tool_choice, writer));
-  }
-  if (options.response_format != nullptr && !options.response_format->is_null()) {
-    K3_RETURN_IF_ERROR(RenderResponseFormat(*options.response_format, writer));
-  }
-  return base::Status::Ok();
+base::Status RenderRequestNotes(const K3RenderSettings& settings, XtmlWriter& writer) {
+  K3_RETURN_IF_ERROR(RenderToolChoice(settings.tool_choice, writer));
+  return RenderResponseFormat(settings.response_format, writer);
 }
 
 }  // namespace k3_xtml
