@@ -19,6 +19,7 @@ constexpr Route kRoutes[] = {
   {Endpoint::kHealth,          "GET",  "/health",                   kEvery,  kOpenAi,    false,   true,  false},
   {Endpoint::kReady,           "GET",  "/ready",                    kEvery,  kOpenAi,    false,   true,  false},
   {Endpoint::kMetrics,         "GET",  "/metrics",                  kEvery,  kOpenAi,    false,   true,  false},
+  {Endpoint::kVersion,         "GET",  "/version",                  kEvery,  kOpenAi,    false,   true,  false},
   {Endpoint::kKvEvents,        "GET",  "/v1/kv_events",             kModel,  kOpenAi,    false,   true,  false},
   {Endpoint::kModels,          "GET",  "/v1/models",                kModel,  kOpenAi,    true,    false, false},
   {Endpoint::kChatCompletions, "POST", "/v1/chat/completions",      kModel,  kOpenAi,    false,   false, true},
@@ -118,6 +119,10 @@ void BindProbes(RouteTable* table, Probes probes) {
               [metrics = std::move(probes.metrics)](const HttpRequest&, const Route&,
                                                     const std::shared_ptr<Responder>& responder) {
                 responder->Send(200, metrics(), "text/plain; version=0.0.4");
+              });
+  table->Bind(Endpoint::kVersion,
+              [](const HttpRequest&, const Route&, const std::shared_ptr<Responder>& responder) {
+                responder->Send(200, std::string(R"({"version":")") + K3_VERSION + "\"}");
               });
 }
 

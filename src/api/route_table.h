@@ -30,6 +30,7 @@ enum class Endpoint {
   kHealth,
   kReady,
   kMetrics,
+  kVersion,
   kKvEvents,
   kModels,
   kChatCompletions,
@@ -106,7 +107,8 @@ class RouteTable {
 };
 
 // The probes every server binds: /health (200, empty), /ready (200 "ready\n", or 503 with the
-// reason and a newline), /metrics (Prometheus text exposition).
+// reason and a newline), /metrics (Prometheus text exposition), /version ({"version": "X.Y.Z"},
+// the k3serve release, as vLLM's /version answers).
 struct Probes {
   std::function<std::optional<std::string>()> not_ready;  // why not ready; nullopt: ready
   std::function<std::string()> metrics;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -185,6 +186,10 @@ TEST(Probes, HealthReadyAndMetrics) {
   EXPECT_EQ(answer.status, 200);
   EXPECT_EQ(answer.body, "m 1\n");
   EXPECT_EQ(answer.content_type, "text/plain; version=0.0.4");
+  answer = Capture(table, Request("GET", "/version"));
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_TRUE(std::regex_match(answer.body, std::regex(R"(\{"version":"\d+\.\d+\.\d+"\})")))
+      << answer.body;
 }
 
 }  // namespace

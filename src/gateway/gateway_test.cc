@@ -124,6 +124,9 @@ TEST(GatewayRoutes, ProbesRegistryAndErrorsInTheirDialect) {
     return nlohmann::json::parse(a.body).value("type", "") == "error";
   };
   EXPECT_EQ(call("GET", "/health").status, 200);
+  EXPECT_EQ(call("GET", "/version").body,
+            api::testing::Capture(gateway, {"GET", "/version", {}, ""}).body);
+  EXPECT_TRUE(nlohmann::json::parse(call("GET", "/version").body)["version"].is_string());
   api::testing::Answer answer = call("GET", "/ready");
   EXPECT_EQ(answer.status, 503);
   EXPECT_EQ(answer.body, "no healthy worker\n");

@@ -74,6 +74,9 @@ TEST_F(ServiceRoutes, EveryPostRouteAnswersABadBodyInItsDialect) {
 TEST_F(ServiceRoutes, EveryGetRouteAnswers) {
   EXPECT_EQ(Call("GET", "/health").status, 200);
   EXPECT_EQ(Call("GET", "/ready").body, "ready\n");
+  const Answer version = Call("GET", "/version");
+  EXPECT_EQ(version.status, 200);
+  EXPECT_TRUE(Json::parse(version.body)["version"].is_string()) << version.body;
   const Answer metrics = Call("GET", "/metrics");
   EXPECT_EQ(metrics.status, 200);
   EXPECT_NE(metrics.body.find("# TYPE k3_requests_pending gauge"), std::string::npos);
