@@ -15,8 +15,9 @@
 #include "apps/k3/engine_flags.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
+#include "kernels/cpu_backend.h"
 #include "kernels/roofline.h"
-#include "model/ffn.h"
+#include "model/mlp_block.h"
 #include "model/model.h"
 #include "model/testing/bench_checkpoint.h"
 
@@ -112,8 +113,9 @@ double DecodeTokensPerSecond(const model::Model& m, int batch, int steps) {
   const auto& c = m.config();
   const int prompt = 16, page = 64;
   const int pages_per_seq = (prompt + steps + page - 1) / page;
-  model::KdaStatePool states(c, batch);
-  model::MlaCache cache(c, batch * pages_per_seq, page);
+  model::KdaStatePool states(c, batch, &m.backend());
+  model::MlaCache cache(c, batch * pages_per_seq, page, &m.backend());
+  model::Workspace workspace = m.MakeWorkspace();  // reused by every step, as a runner does
   std::vector<std::vector<int32_t>> pages(batch), tokens(batch);
   std::vector<model::SequenceInput> seqs(batch);
   model::ForwardResult out;
@@ -123,13 +125,13 @@ double DecodeTokensPerSecond(const model::Model& m, int batch, int steps) {
     tokens[b].resize(prompt);
     for (int t = 0; t < prompt; ++t) tokens[b][t] = (b * 131 + t * 17) % c.vocab;
     model::SequenceInput one{tokens[b], 0, b, pages[b], 1};
-    K3_CHECK(m.Forward({&one, 1}, {}, states, cache, &out).ok());
+    K3_CHECK(m.Forward({&one, 1}, {}, {states, cache, workspace}, &out).ok());
   }
   std::vector<int32_t> next(batch, 7);
   auto start = Clock::now();
   for (int s = 0; s < steps; ++s) {
     for (int b = 0; b < batch; ++b) seqs[b] = {{&next[b], 1}, prompt + s, b, pages[b], 1};
-    K3_CHECK(m.Forward(seqs, {}, states, cache, &out).ok());
+    K3_CHECK(m.Forward(seqs, {}, {states, cache, workspace}, &out).ok());
   }
   return batch * steps / Seconds(start);
 }
@@ -138,15 +140,16 @@ double PrefillTokensPerSecond(const model::Model& m, int tokens) {
   const auto& c = m.config();
   const int page = 64;
   const int num_pages = (tokens + page - 1) / page;
-  model::KdaStatePool states(c, 1);
-  model::MlaCache cache(c, num_pages, page);
+  model::KdaStatePool states(c, 1, &m.backend());
+  model::MlaCache cache(c, num_pages, page, &m.backend());
+  model::Workspace workspace = m.MakeWorkspace();
   std::vector<int32_t> pages(num_pages), ids(tokens);
   std::iota(pages.begin(), pages.end(), 0);
   for (int t = 0; t < tokens; ++t) ids[t] = (t * 7919) % c.vocab;
   model::SequenceInput seq{ids, 0, 0, pages, 1};
   model::ForwardResult out;
   auto start = Clock::now();
-  K3_CHECK(m.Forward({&seq, 1}, {}, states, cache, &out).ok());
+  K3_CHECK(m.Forward({&seq, 1}, {}, {states, cache, workspace}, &out).ok());
   return tokens / Seconds(start);
 }
 
@@ -156,15 +159,22 @@ double RoutedExpertSeconds(const model::Model& m, base::ThreadPool* pool) {
   const auto& c = m.config();
   const int64_t width = c.moe.latent_dim > 0 ? c.moe.latent_dim : c.hidden;
   std::vector<float> x(width, 0.01f);
+  // Each expert on one thread, with its thread's scratch (kernels::Workspace per pool slot).
+  kernels::CpuBackend serial;
+  std::vector<kernels::Workspace> workspaces;
+  for (size_t i = 0; i < pool->parallelism(); ++i) workspaces.push_back(serial.MakeWorkspace());
+  const kernels::ActivationShape activation = model::ActivationOf(c);
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep) {
     auto start = Clock::now();
     for (const auto& l : m.weights().layers) {
       if (!l.moe) continue;
       // As the model runs them: one single-threaded task per expert.
-      pool->ParallelFor(c.moe.top_k, [&](size_t e) {
-        std::vector<float> out(width);
-        model::MlpForward(c, l.moe_weights.experts[e], x.data(), 1, false, nullptr, out.data());
+      pool->ParallelForSlots(c.moe.top_k, [&](size_t e, size_t slot) {
+        kernels::Workspace& ws = workspaces[slot];
+        float* out = ws.arena().Allocate<float>(width);
+        model::MlpForward({serial, ws, activation}, l.moe_weights.experts[e], x.data(), 1, out);
+        ws.Reset();
       });
     }
     best = std::min(best, Seconds(start));

@@ -1,9 +1,28 @@
 #include "base/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
-#include <memory>
 
 namespace k3::base {
+
+// One ParallelFor call, on the caller's stack. It stays in the queue while helpers are wanted;
+// the caller unlinks it when it has run out of work and waits until no helper is inside it, so
+// the record outlives every access.
+struct ThreadPool::Job {
+  FunctionRef<void(size_t, size_t)> fn;
+  size_t n = 0;
+  std::atomic<size_t> next{0};  // the next unclaimed task
+  size_t helpers_wanted = 0;    // guarded by mutex_: helpers still to start
+  size_t next_slot = 1;         // guarded by mutex_: slot of the next helper
+  size_t running = 0;           // guarded by mutex_: helpers started and not yet finished
+  std::condition_variable helpers_done;
+  Job* next_job = nullptr;  // guarded by mutex_: queue link
+
+  // Claims and runs tasks until none is left.
+  void Drain(size_t slot) {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i, slot);
+  }
+};
 
 ThreadPool::ThreadPool(size_t num_threads) {
   if (num_threads == 0) num_threads = std::max<size_t>(1, std::thread::hardware_concurrency());
@@ -19,54 +38,64 @@ ThreadPool::~ThreadPool() {
   for (auto& worker : workers_) worker.join();
 }
 
+void ThreadPool::Unlink(Job* job) {
+  Job** link = &head_;
+  Job* prev = nullptr;
+  while (*link != nullptr && *link != job) {
+    prev = *link;
+    link = &(*link)->next_job;
+  }
+  if (*link == nullptr) return;  // already unlinked
+  *link = job->next_job;
+  if (tail_ == job) tail_ = prev;
+  job->next_job = nullptr;
+}
+
 void ThreadPool::WorkerLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    std::function<void()> task;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
-      task = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    task();
+    work_ready_.wait(lock, [this] { return stopping_ || head_ != nullptr; });
+    if (head_ == nullptr) return;  // stopping and drained
+    Job* job = head_;
+    const size_t slot = job->next_slot++;
+    if (--job->helpers_wanted == 0) Unlink(job);
+    ++job->running;
+    lock.unlock();
+    job->Drain(slot);
+    lock.lock();
+    if (--job->running == 0) job->helpers_done.notify_all();
   }
 }
 
-void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
+void ThreadPool::ParallelForSlots(size_t n, FunctionRef<void(size_t, size_t)> fn) {
   if (n == 0) return;
   if (n == 1 || workers_.empty()) {
-    for (size_t i = 0; i < n; ++i) fn(i);
+    for (size_t i = 0; i < n; ++i) fn(i, 0);
     return;
   }
   // Work is claimed from a shared counter, so uneven tasks balance themselves.
-  struct Shared {
-    std::atomic<size_t> next{0};
-    std::atomic<size_t> done{0};
-    std::mutex mutex;
-    std::condition_variable all_done;
-  };
-  auto shared = std::make_shared<Shared>();
-  auto drain = [shared, n, &fn] {
-    size_t completed = 0;
-    for (size_t i = shared->next.fetch_add(1); i < n; i = shared->next.fetch_add(1)) {
-      fn(i);
-      ++completed;
-    }
-    if (completed && shared->done.fetch_add(completed) + completed == n) {
-      std::lock_guard<std::mutex> lock(shared->mutex);
-      shared->all_done.notify_all();
-    }
-  };
-  size_t helpers = std::min(workers_.size(), n - 1);
+  Job job{fn, n};
+  job.helpers_wanted = std::min(workers_.size(), n - 1);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = 0; i < helpers; ++i) queue_.emplace_back(drain);
+    if (tail_ == nullptr) {
+      head_ = &job;
+    } else {
+      tail_->next_job = &job;
+    }
+    tail_ = &job;
   }
   work_ready_.notify_all();
-  drain();
-  std::unique_lock<std::mutex> lock(shared->mutex);
-  shared->all_done.wait(lock, [&] { return shared->done.load() == n; });
+  job.Drain(0);
+  // Every task is claimed; helpers that have not started are no longer wanted, and those inside
+  // the job finish their last task before it may go.
+  std::unique_lock<std::mutex> lock(mutex_);
+  Unlink(&job);
+  job.helpers_done.wait(lock, [&] { return job.running == 0; });
+}
+
+void ThreadPool::ParallelFor(size_t n, FunctionRef<void(size_t)> fn) {
+  ParallelForSlots(n, [&fn](size_t i, size_t) { fn(i); });
 }
 
 ThreadPool& ThreadPool::Default() {

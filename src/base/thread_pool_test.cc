@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 namespace k3::base {
@@ -37,6 +39,33 @@ TEST(ThreadPoolTest, NestedParallelForFromInsideATaskCompletes) {
   std::atomic<int> inner{0};
   pool.ParallelFor(4, [&](size_t) { pool.ParallelFor(8, [&](size_t) { inner.fetch_add(1); }); });
   EXPECT_EQ(inner.load(), 32);
+}
+
+TEST(ThreadPoolTest, SlotsAreInRangeAndNeverShared) {
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> busy(pool.parallelism());
+  std::atomic<bool> overlap{false}, out_of_range{false};
+  for (int round = 0; round < 20; ++round) {
+    pool.ParallelForSlots(200, [&](size_t, size_t slot) {
+      if (slot >= pool.parallelism()) {
+        out_of_range = true;
+        return;
+      }
+      if (busy[slot].fetch_add(1) != 0) overlap = true;
+      std::this_thread::yield();
+      busy[slot].fetch_sub(1);
+    });
+  }
+  EXPECT_FALSE(out_of_range.load());
+  EXPECT_FALSE(overlap.load());
+}
+
+TEST(ThreadPoolTest, AcceptsAStdFunction) {
+  ThreadPool pool(2);
+  std::atomic<int> calls{0};
+  const std::function<void(size_t)> fn = [&](size_t) { calls.fetch_add(1); };
+  pool.ParallelFor(10, fn);
+  EXPECT_EQ(calls.load(), 10);
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <functional>
 
 #include "base/check.h"
-#include "model/vector_math.h"
-#include "model/vectorize.h"
+#include "kernels/vector_math.h"
+#include "kernels/vectorize.h"
 
 namespace k3::engine {
 namespace {
@@ -44,12 +44,12 @@ K3_MULTIVERSION float MaxLogit(const float* x, size_t n) {
 
 // out[i] = exp((x[i] - max) * inv_temperature): the max maps to exactly 1, and anything below
 // e^-87 (about 1e-38 of the max; masked -inf logits included) to exactly 0, never drawn.
-// model::FastExp (2 ulp) vectorises where libm's expf would not.
+// kernels::FastExp (2 ulp) vectorises where libm's expf would not.
 K3_MULTIVERSION void ScaledExp(const float* x, size_t n, float max_logit, float inv_temperature,
                                float* out) {
   for (size_t idx = 0; idx < n; ++idx) {
     const float scaled = (x[idx] - max_logit) * inv_temperature;
-    const float p = model::FastExp(scaled);  // unconditional, so the select vectorises
+    const float p = kernels::FastExp(scaled);  // unconditional, so the select vectorises
     out[idx] = scaled < -87.0f ? 0.0f : p;
   }
 }

@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "base/aligned_buffer.h"
+#include "base/arena.h"
 #include "base/check.h"
 #include "kernels/matmul_detail.h"
 #include "kernels/matmul_kernels.h"
@@ -83,35 +83,38 @@ const IsaKernels& Kernels(Isa isa) {
 
 // The portable path: dequantise one row at a time, then float dot products.
 void MatMulScalar(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
-                  base::ThreadPool* pool) {
+                  base::ThreadPool* pool, base::Arena& scratch) {
   const int64_t cols = w.cols;
-  SplitRange(w.rows, 1, TaskCount(pool, tokens * w.rows * cols), pool, [&](int64_t r0, int64_t r1) {
-    std::vector<float> row(static_cast<size_t>(cols));
-    for (int64_t r = r0; r < r1; ++r) {
-      DequantizeRange(w, r, 0, cols, row.data());
-      for (int64_t t = 0; t < tokens; ++t) {
-        const float* xt = x + t * cols;
-        float acc[4] = {0, 0, 0, 0};
-        int64_t c = 0;
-        for (; c + 4 <= cols; c += 4) {
-          for (int j = 0; j < 4; ++j) acc[j] += xt[c + j] * row[c + j];
-        }
-        for (; c < cols; ++c) acc[0] += xt[c] * row[c];
-        y[t * w.rows + r] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-      }
-    }
-  });
+  float* rows_by_slot = scratch.Allocate<float>(SplitSlots(pool) * cols);  // [slots, cols]
+  SplitRangeSlots(w.rows, 1, TaskCount(pool, tokens * w.rows * cols), pool,
+                  [&](int64_t r0, int64_t r1, size_t slot) {
+                    float* row = rows_by_slot + slot * cols;
+                    for (int64_t r = r0; r < r1; ++r) {
+                      DequantizeRange(w, r, 0, cols, row);
+                      for (int64_t t = 0; t < tokens; ++t) {
+                        const float* xt = x + t * cols;
+                        float acc[4] = {0, 0, 0, 0};
+                        int64_t c = 0;
+                        for (; c + 4 <= cols; c += 4) {
+                          for (int j = 0; j < 4; ++j) acc[j] += xt[c + j] * row[c + j];
+                        }
+                        for (; c < cols; ++c) acc[0] += xt[c] * row[c];
+                        y[t * w.rows + r] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+                      }
+                    }
+                  });
 }
 
 // Within each whole group of `group` columns: the even columns, then the odd ones. A trailing
 // partial group is copied as it is.
-std::vector<float> PermuteEvenOdd(const float* x, int64_t tokens, int64_t cols, int group) {
-  std::vector<float> out(static_cast<size_t>(tokens * cols));
+float* PermuteEvenOdd(const float* x, int64_t tokens, int64_t cols, int group,
+                      base::Arena& scratch) {
+  float* out = scratch.Allocate<float>(tokens * cols);
   const int half = group / 2;
   const int64_t whole = cols / group * group;
   for (int64_t t = 0; t < tokens; ++t) {
     const float* src = x + t * cols;
-    float* dst = out.data() + t * cols;
+    float* dst = out + t * cols;
     for (int64_t g = 0; g < whole; g += group) {
       for (int j = 0; j < half; ++j) {
         dst[g + j] = src[g + 2 * j];
@@ -135,61 +138,67 @@ bool Fp8ScalesFoldable(const WeightMatrix& w) {
 }
 
 void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const WeightMatrix& w,
-                  float* y, base::ThreadPool* pool) {
+                  float* y, base::ThreadPool* pool, base::Arena& scratch) {
   DecodeArgs args;
   args.x = x;
   args.tokens = tokens;
   args.w = &w;
   args.y = y;
-  std::vector<float> permuted;
   if (w.format == WeightFormat::kMxfp4 || w.format == WeightFormat::kBF16) {
-    permuted = PermuteEvenOdd(x, tokens, w.cols, k.pair_group);
-    args.x = permuted.data();
+    args.x = PermuteEvenOdd(x, tokens, w.cols, k.pair_group, scratch);
   }
   bool need_scratch = false;
   if (w.format == WeightFormat::kFp8Block) {
     args.fp8_fast = w.block % k.lanes == 0 && Fp8ScalesFoldable(w);
     need_scratch = !args.fp8_fast;
   }
-  SplitRange(w.rows, kDecodeRowGroup, TaskCount(pool, tokens * w.rows * w.cols), pool,
-             [&](int64_t r0, int64_t r1) {
-               base::AlignedBuffer<float> scratch;
-               if (need_scratch) {
-                 scratch = base::AlignedBuffer<float>(static_cast<size_t>(kDecodeRowGroup * w.cols),
-                                                      0.0f);
-               }
-               k.decode_rows(args, r0, r1, scratch.data());
-             });
+  // [slots, kDecodeRowGroup * cols], zeroed per task as the kernels have always received it.
+  const int64_t group_floats = kDecodeRowGroup * w.cols;
+  float* groups = need_scratch ? scratch.Allocate<float>(SplitSlots(pool) * group_floats) : nullptr;
+  SplitRangeSlots(w.rows, kDecodeRowGroup, TaskCount(pool, tokens * w.rows * w.cols), pool,
+                  [&](int64_t r0, int64_t r1, size_t slot) {
+                    float* group = nullptr;
+                    if (need_scratch) {
+                      group = groups + slot * group_floats;
+                      std::fill(group, group + group_floats, 0.0f);
+                    }
+                    k.decode_rows(args, r0, r1, group);
+                  });
 }
 
 void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const WeightMatrix& w,
-                float* y, base::ThreadPool* pool) {
+                float* y, base::ThreadPool* pool, base::Arena& scratch) {
   const int64_t cols = w.cols;
   // Near-equal token tiles of at most max_tile_tokens.
   const int64_t num_tiles = (tokens + k.max_tile_tokens - 1) / k.max_tile_tokens;
-  std::vector<int64_t> tile_start(static_cast<size_t>(num_tiles + 1), 0);
+  int64_t* tile_start = scratch.Allocate<int64_t>(num_tiles + 1);
+  tile_start[0] = 0;
   for (int64_t j = 0; j < num_tiles; ++j) {
     tile_start[j + 1] = tile_start[j] + tokens / num_tiles + (j < tokens % num_tiles ? 1 : 0);
   }
   // Tile j as [cols][mr] at tile_start[j] * cols.
-  auto packed = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(tokens * cols));
+  float* packed = scratch.Allocate<float>(tokens * cols);
   SplitRange(num_tiles, 1, TaskCount(pool, tokens * cols * 16), pool, [&](int64_t j0, int64_t j1) {
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t t0 = tile_start[j];
-      k.pack_tokens(x + t0 * cols, cols, tile_start[j + 1] - t0, packed.get() + t0 * cols);
+      k.pack_tokens(x + t0 * cols, cols, tile_start[j + 1] - t0, packed + t0 * cols);
     }
   });
   GemmArgs args;
-  args.xpacked = packed.get();
-  args.tile_start = tile_start.data();
+  args.xpacked = packed;
+  args.tile_start = tile_start;
   args.num_tiles = num_tiles;
   args.w = &w;
   args.y = y;
   const int64_t panels = (w.rows + k.panel_rows - 1) / k.panel_rows;
-  SplitRange(panels, 1, TaskCount(pool, tokens * w.rows * cols), pool, [&](int64_t p0, int64_t p1) {
-    base::AlignedBuffer<float> scratch(static_cast<size_t>(k.gemm_scratch), 0.0f);
-    for (int64_t p = p0; p < p1; ++p) k.gemm_panel(args, p * k.panel_rows, scratch.data());
-  });
+  // [slots, gemm_scratch], zeroed per task as the kernels have always received it.
+  float* panel_scratch = scratch.Allocate<float>(SplitSlots(pool) * k.gemm_scratch);
+  SplitRangeSlots(panels, 1, TaskCount(pool, tokens * w.rows * cols), pool,
+                  [&](int64_t p0, int64_t p1, size_t slot) {
+                    float* mine = panel_scratch + slot * k.gemm_scratch;
+                    std::fill(mine, mine + k.gemm_scratch, 0.0f);
+                    for (int64_t p = p0; p < p1; ++p) k.gemm_panel(args, p * k.panel_rows, mine);
+                  });
 }
 
 }  // namespace
@@ -273,7 +282,7 @@ int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
 }
 
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
-                   float* y, base::ThreadPool* pool) {
+                   float* y, base::ThreadPool* pool, base::Arena* scratch) {
   CheckWeights(w);
   K3_CHECK(tokens >= 0) << "tokens " << tokens;
   if (tokens == 0 || w.rows == 0) return;
@@ -282,18 +291,22 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
     return;
   }
   K3_CHECK(x != nullptr && y != nullptr);
-  if (isa == Isa::kScalar) return MatMulScalar(x, tokens, w, y, pool);
+  // Per-call buffers come from the caller's arena (given back on return), else from a local one.
+  base::Arena local;
+  base::Arena& arena = scratch != nullptr ? *scratch : local;
+  base::ArenaMark mark(arena);
+  if (isa == Isa::kScalar) return MatMulScalar(x, tokens, w, y, pool, arena);
   const IsaKernels& k = Kernels(isa);
   if (regime == Regime::kAuto) {
     regime = tokens <= DecodeMaxTokens(isa, w.format) ? Regime::kDecode : Regime::kGemm;
   }
-  if (regime == Regime::kDecode) return MatMulDecode(k, x, tokens, w, y, pool);
+  if (regime == Regime::kDecode) return MatMulDecode(k, x, tokens, w, y, pool, arena);
   // GemmPrecision::kBf16 without AMX stays on the FP32 kernels (exact to FP32, and only AMX
   // makes BF16 worth its error here).
   if (isa == Isa::kAvx512 && GetGemmPrecision() == GemmPrecision::kBf16 && MatMulHasAmx()) {
     return MatMulAmx(x, tokens, w, y, pool);
   }
-  MatMulGemm(k, x, tokens, w, y, pool);
+  MatMulGemm(k, x, tokens, w, y, pool, arena);
 }
 
 void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
@@ -343,9 +356,9 @@ void DequantizeRowWithIsa(Isa isa, const WeightMatrix& w, int64_t row, float* ou
 
 }  // namespace detail
 
-void MatMul(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
-            base::ThreadPool* pool) {
-  detail::MatMulWithIsa(detail::BestIsa(), detail::Regime::kAuto, x, tokens, w, y, pool);
+void MatMul(const float* x, int64_t tokens, const WeightMatrix& w, float* y, base::ThreadPool* pool,
+            base::Arena* scratch) {
+  detail::MatMulWithIsa(detail::BestIsa(), detail::Regime::kAuto, x, tokens, w, y, pool, scratch);
 }
 
 void MatMulReference(const float* x, int64_t tokens, const WeightMatrix& w, float* y) {

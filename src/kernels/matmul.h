@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "base/arena.h"
 #include "base/thread_pool.h"
 
 namespace k3::kernels {
@@ -34,9 +35,11 @@ struct WeightMatrix {
 
 // y[t, r] = sum_c x[t, c] * W[r, c] for t in [0, tokens). x is [tokens, cols] and y is
 // [tokens, rows], both contiguous. Splits rows over `pool` when given (nullptr = calling thread).
-// Requires cols % 32 == 0 for kMxfp4.
+// Requires cols % 32 == 0 for kMxfp4. Per-call buffers (packed or permuted x, per-task scratch)
+// come from `scratch` when given and are released before returning, so a warm arena makes the
+// call allocation-free (GemmPrecision::kBf16 on AMX still allocates); else from the heap.
 void MatMul(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
-            base::ThreadPool* pool = nullptr);
+            base::ThreadPool* pool = nullptr, base::Arena* scratch = nullptr);
 
 // The scalar definition: dequantises each weight with tensor/numeric.h and accumulates in double.
 void MatMulReference(const float* x, int64_t tokens, const WeightMatrix& w, float* y);

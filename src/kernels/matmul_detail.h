@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/arena.h"
 #include "base/thread_pool.h"
 #include "kernels/matmul.h"
 
@@ -32,7 +33,7 @@ int64_t DecodeMaxTokens(Isa isa, WeightFormat format);
 
 // MatMul on a chosen level and regime. `isa` must be supported.
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
-                   float* y, base::ThreadPool* pool = nullptr);
+                   float* y, base::ThreadPool* pool = nullptr, base::Arena* scratch = nullptr);
 
 // GemmPrecision::kBf16 on AMX tiles for any shape (the GEMM regime of MatMul under kBf16).
 // Requires MatMulHasAmx().

@@ -11,23 +11,35 @@
 
 namespace k3::kernels::detail {
 
-// Runs fn(begin, end) over [0, n) in about `tasks` contiguous pieces whose bounds are multiples
-// of `align`, on `pool` when it has workers. The pieces depend only on (n, align, tasks), so a
-// piece's work never depends on which thread runs it.
+// Runs fn(begin, end, slot) over [0, n) in about `tasks` contiguous pieces whose bounds are
+// multiples of `align`, on `pool` when it has workers; `slot` (< SplitSlots(pool)) names the
+// thread running the piece within this call, so per-slot scratch needs no lock. The pieces depend
+// only on (n, align, tasks), so a piece's work never depends on which thread runs it.
 template <typename Fn>
-void SplitRange(int64_t n, int64_t align, int64_t tasks, base::ThreadPool* pool, const Fn& fn) {
+void SplitRangeSlots(int64_t n, int64_t align, int64_t tasks, base::ThreadPool* pool,
+                     const Fn& fn) {
   const int64_t units = (n + align - 1) / align;
   tasks = std::clamp<int64_t>(tasks, 1, std::max<int64_t>(units, 1));
-  auto run = [&](size_t task) {
+  auto run = [&](size_t task, size_t slot) {
     const int64_t begin = units * static_cast<int64_t>(task) / tasks * align;
     const int64_t end = std::min(n, units * static_cast<int64_t>(task + 1) / tasks * align);
-    if (begin < end) fn(begin, end);
+    if (begin < end) fn(begin, end, slot);
   };
   if (pool == nullptr || pool->parallelism() == 1 || tasks == 1) {
-    for (int64_t t = 0; t < tasks; ++t) run(static_cast<size_t>(t));
+    for (int64_t t = 0; t < tasks; ++t) run(static_cast<size_t>(t), 0);
   } else {
-    pool->ParallelFor(static_cast<size_t>(tasks), run);
+    pool->ParallelForSlots(static_cast<size_t>(tasks), run);
   }
+}
+
+// The slots SplitRangeSlots may pass.
+inline size_t SplitSlots(base::ThreadPool* pool) { return pool ? pool->parallelism() : 1; }
+
+// SplitRangeSlots without the slot.
+template <typename Fn>
+void SplitRange(int64_t n, int64_t align, int64_t tasks, base::ThreadPool* pool, const Fn& fn) {
+  SplitRangeSlots(n, align, tasks, pool,
+                  [&](int64_t begin, int64_t end, size_t) { fn(begin, end); });
 }
 
 // Below this many multiply-adds (tens of microseconds) a call stays on the calling thread: waking

@@ -20,8 +20,9 @@ base::Result<GreedyResult> GreedyGenerate(const Model& model, std::span<const in
   const ModelConfig& c = model.config();
   const int64_t total = static_cast<int64_t>(prompt.size()) + options.max_tokens;
   const int pages_needed = static_cast<int>((total + options.page_size - 1) / options.page_size);
-  KdaStatePool states(c, 1);
-  MlaCache cache(c, pages_needed, options.page_size);
+  KdaStatePool states(c, 1, &model.backend());
+  MlaCache cache(c, pages_needed, options.page_size, &model.backend());
+  Workspace workspace = model.MakeWorkspace();
   std::vector<int32_t> pages(pages_needed);
   std::iota(pages.begin(), pages.end(), 0);
 
@@ -31,7 +32,8 @@ base::Result<GreedyResult> GreedyGenerate(const Model& model, std::span<const in
   auto start = Clock::now();
   int64_t position = 0;
   for (int step = 0; step < options.max_tokens; ++step) {
-    K3_RETURN_IF_ERROR(model.Forward({&seq, 1}, options.forward, states, cache, &forward));
+    K3_RETURN_IF_ERROR(
+        model.Forward({&seq, 1}, options.forward, {states, cache, workspace}, &forward));
     const auto now = Clock::now();
     (step == 0 ? result.prefill_seconds : result.decode_seconds) +=
         std::chrono::duration<double>(now - start).count();

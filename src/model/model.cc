@@ -1,55 +1,85 @@
 #include "model/model.h"
 
-#include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 
-#include "kernels/matmul.h"
-#include "model/ffn.h"
-#include "model/kda_layer.h"
-#include "model/mla_layer.h"
-#include "model/ops.h"
+#include "kernels/cpu_backend.h"
+#include "model/families.h"
+#include "model/forward_context.h"
+#include "model/lm_head.h"
 
 namespace k3::model {
 namespace {
 
-// Attention Residuals (spec §5.2): softmax over depth of RMS-normalised sources scored by the
-// site's folded vector, mixing the raw sources. sources[i] points at [rows, d] activations.
-void AttnResMix(const std::vector<const float*>& sources, const std::vector<float>& score,
-                int64_t rows, int64_t d, float eps, float* out) {
-  const size_t n = sources.size();
-  std::vector<float> p(n);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (size_t i = 0; i < n; ++i) {
-      const float* v = sources[i] + r * d;
-      double sum_sq = 0.0, dot = 0.0;
-      for (int64_t k = 0; k < d; ++k) {
-        sum_sq += static_cast<double>(v[k]) * v[k];
-        dot += static_cast<double>(v[k]) * score[k];
-      }
-      p[i] = static_cast<float>(dot / std::sqrt(sum_sq / static_cast<double>(d) + eps));
+// "sequence i: what": built only when a check fails, so valid batches allocate nothing here.
+base::Status Refuse(size_t i, const std::string& what, bool out_of_range = false) {
+  const std::string message = "sequence " + std::to_string(i) + ": " + what;
+  return out_of_range ? base::OutOfRange(message) : base::InvalidArgument(message);
+}
+
+kernels::MlaForm FormOf(const ForwardOptions& o, int64_t rows) {
+  const bool naive = o.mla_mode == MlaMode::kNaive || (o.mla_mode == MlaMode::kAuto && rows > 1);
+  if (!naive) return kernels::MlaForm::kAbsorbed;
+  return rows >= o.mla_gemm_rows ? kernels::MlaForm::kNaiveGemm : kernels::MlaForm::kNaive;
+}
+
+// The batch laid out for the blocks, in host memory: rows per sequence, their MLA views, ids and
+// positions per row.
+struct BatchLayout {
+  std::span<const SequenceRows> seqs;
+  std::span<const kernels::PagedSequence> paged;
+  std::span<const kernels::MlaSequence> mla;
+  int32_t* ids = nullptr;
+  int64_t* positions = nullptr;
+  int64_t rows = 0;
+};
+
+BatchLayout LayOut(std::span<const SequenceInput> batch, const ForwardOptions& options,
+                   base::Arena& host) {
+  const size_t n = batch.size();
+  BatchLayout out;
+  for (const SequenceInput& s : batch) out.rows += static_cast<int64_t>(s.tokens.size());
+  auto* seqs = host.Allocate<SequenceRows>(n);
+  auto* paged = host.Allocate<kernels::PagedSequence>(n);
+  auto* mla = host.Allocate<kernels::MlaSequence>(n);
+  out.ids = host.Allocate<int32_t>(out.rows);
+  out.positions = host.Allocate<int64_t>(out.rows);
+  int64_t row = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const SequenceInput& s = batch[i];
+    const int64_t count = static_cast<int64_t>(s.tokens.size());
+    seqs[i] = {row, count, s.start_position, s.state_slot, s.pages};
+    paged[i] = {row, count, s.start_position, s.pages};
+    mla[i] = {paged[i], FormOf(options, count)};
+    for (int64_t t = 0; t < count; ++t) {
+      out.ids[row + t] = s.tokens[t];
+      out.positions[row + t] = s.start_position + t;
     }
-    Softmax(p.data(), static_cast<int64_t>(n));
-    float* o = out + r * d;
-    for (int64_t k = 0; k < d; ++k) {
-      float acc = 0.0f;
-      for (size_t i = 0; i < n; ++i) acc += p[i] * sources[i][r * d + k];
-      o[k] = acc;
-    }
+    row += count;
   }
+  out.seqs = {seqs, n};
+  out.paged = {paged, n};
+  out.mla = {mla, n};
+  return out;
 }
 
 }  // namespace
+
+Workspace::Workspace(kernels::Backend& backend) : kernels_(backend.MakeWorkspace()) {}
 
 Model::Model(weights::Checkpoint checkpoint, ModelConfig config, ModelWeights weights,
              base::ThreadPool* pool)
     : checkpoint_(std::move(checkpoint)),
       config_(std::move(config)),
       weights_(std::move(weights)),
-      pool_(pool) {
+      backend_(std::make_unique<kernels::CpuBackend>(pool)) {
   if (config_.mla.rope.enabled) rope_.emplace(config_.mla.rope, config_.mla.qk_rope_dim);
+  for (const LayerWeights& lw : weights_.layers) {
+    experts_.push_back(lw.moe ? BuildExpertTable(lw.moe_weights) : ExpertTable{});
+  }
 }
+
+Model::~Model() = default;
 
 base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& dir,
                                                  base::ThreadPool* pool) {
@@ -64,34 +94,33 @@ base::Status Model::Validate(std::span<const SequenceInput> batch, const KdaStat
                              const MlaCache& cache) const {
   for (size_t i = 0; i < batch.size(); ++i) {
     const SequenceInput& s = batch[i];
-    const std::string which = "sequence " + std::to_string(i) + ": ";
-    if (s.tokens.empty()) return base::InvalidArgument(which + "no tokens");
+    if (s.tokens.empty()) return Refuse(i, "no tokens");
     for (int32_t id : s.tokens) {
       if (id < 0 || id >= config_.vocab) {
-        return base::OutOfRange(which + "token id " + std::to_string(id) + " outside [0, " +
-                                std::to_string(config_.vocab) + ")");
+        return Refuse(i,
+                      "token id " + std::to_string(id) + " outside [0, " +
+                          std::to_string(config_.vocab) + ")",
+                      true);
       }
     }
-    if (s.start_position < 0) return base::InvalidArgument(which + "negative start position");
+    if (s.start_position < 0) return Refuse(i, "negative start position");
     if (s.num_logit_rows < 0 || s.num_logit_rows > static_cast<int64_t>(s.tokens.size())) {
-      return base::InvalidArgument(which + "num_logit_rows " + std::to_string(s.num_logit_rows) +
-                                   " outside [0, " + std::to_string(s.tokens.size()) + "]");
+      return Refuse(i, "num_logit_rows " + std::to_string(s.num_logit_rows) + " outside [0, " +
+                           std::to_string(s.tokens.size()) + "]");
     }
     if (config_.num_kda_layers() > 0 && (s.state_slot < 0 || s.state_slot >= states.num_slots())) {
-      return base::InvalidArgument(which + "state slot " + std::to_string(s.state_slot) +
-                                   " out of range");
+      return Refuse(i, "state slot " + std::to_string(s.state_slot) + " out of range");
     }
     if (config_.num_mla_layers() > 0) {
       const int64_t len = s.start_position + static_cast<int64_t>(s.tokens.size());
       const int64_t needed = (len + cache.page_size() - 1) / cache.page_size();
       if (static_cast<int64_t>(s.pages.size()) < needed) {
-        return base::InvalidArgument(which + "needs " + std::to_string(needed) +
-                                     " cache pages, got " + std::to_string(s.pages.size()));
+        return Refuse(i, "needs " + std::to_string(needed) + " cache pages, got " +
+                             std::to_string(s.pages.size()));
       }
       for (int32_t page : s.pages) {
         if (page < 0 || page >= cache.num_pages()) {
-          return base::InvalidArgument(which + "cache page " + std::to_string(page) +
-                                       " out of range");
+          return Refuse(i, "cache page " + std::to_string(page) + " out of range");
         }
       }
     }
@@ -100,94 +129,48 @@ base::Status Model::Validate(std::span<const SequenceInput> batch, const KdaStat
 }
 
 base::Status Model::Forward(std::span<const SequenceInput> batch, const ForwardOptions& options,
-                            KdaStatePool& states, MlaCache& cache, ForwardResult* result) const {
-  K3_RETURN_IF_ERROR(Validate(batch, states, cache));
-  const ModelConfig& c = config_;
-  const int64_t d = c.hidden;
-  std::vector<SequenceRows> seqs;
-  int64_t rows = 0;
-  for (const SequenceInput& s : batch) {
-    seqs.push_back(
-        {rows, static_cast<int64_t>(s.tokens.size()), s.start_position, s.state_slot, s.pages});
-    rows += static_cast<int64_t>(s.tokens.size());
-  }
-  // stream: the running residual (plain models) or the current block's partial sum (AttnRes).
-  std::vector<float> stream(rows * d), h(rows * d), normed(rows * d), sub(rows * d);
-  for (size_t i = 0, row = 0; i < batch.size(); ++i) {
-    for (int32_t id : batch[i].tokens)
-      kernels::DequantizeRow(weights_.embed, id, &stream[d * row++]);
-  }
-  std::vector<float> gaps(rows, std::numeric_limits<float>::infinity());
-  const bool attn_res = c.attn_res_block_size > 0;
-  std::vector<std::vector<float>> bank;  // AttnRes block snapshots, [rows, d] each
-  auto mix = [&](const std::vector<float>& score, float* out) {
-    std::vector<const float*> sources;
-    for (const auto& snapshot : bank) sources.push_back(snapshot.data());
-    sources.push_back(stream.data());
-    AttnResMix(sources, score, rows, d, c.rms_eps, out);
-  };
-  for (int layer = 0; layer < c.num_layers; ++layer) {
-    const LayerWeights& lw = weights_.layers[layer];
-    bool block_start = false;
-    if (attn_res) {
-      if (bank.empty()) {
-        h = stream;
-      } else {
-        mix(lw.attn_res_score, h.data());
-      }
-      if (layer % c.attn_res_block_size == 0) {
-        bank.push_back(stream);
-        block_start = true;
-      }
-    } else {
-      h = stream;
-    }
-    RmsNormRows(h.data(), lw.input_norm.data(), rows, d, c.rms_eps, normed.data());
-    if (lw.kind == LayerKind::kKda) {
-      KdaForward(c, lw.kda, lw.kind_index, normed.data(), seqs, options, states, pool_, sub.data());
-    } else {
-      MlaForward(c, lw.mla, lw.kind_index, rope_ ? &*rope_ : nullptr, normed.data(), seqs, options,
-                 cache, pool_, sub.data());
-    }
-    if (block_start) {
-      stream = sub;  // a new block's partial sum starts from this sublayer's output
-    } else {
-      AddInPlace(stream.data(), sub.data(), rows * d);
-    }
-    if (attn_res) {
-      mix(lw.mlp_res_score, h.data());
-    } else {
-      h = stream;
-    }
-    RmsNormRows(h.data(), lw.post_norm.data(), rows, d, c.rms_eps, normed.data());
-    if (lw.moe) {
-      MoeForward(c, lw.moe_weights, normed.data(), rows, options, pool_, sub.data(), gaps.data());
-    } else {
-      MlpForward(c, lw.dense, normed.data(), rows, false, pool_, sub.data());
-    }
-    AddInPlace(stream.data(), sub.data(), rows * d);
-  }
-  if (attn_res) {
-    mix(weights_.output_res_score, h.data());
-  } else {
-    h = stream;
-  }
-  // Only the rows that need logits go through the final norm and lm_head.
-  std::vector<float> selected;
-  result->router_min_gap.clear();
-  for (size_t i = 0; i < batch.size(); ++i) {
-    const int64_t first = seqs[i].row_begin + seqs[i].rows - batch[i].num_logit_rows;
-    for (int64_t r = first; r < seqs[i].row_begin + seqs[i].rows; ++r) {
-      selected.insert(selected.end(), h.begin() + r * d, h.begin() + (r + 1) * d);
-      result->router_min_gap.push_back(gaps[r]);
-    }
-  }
-  result->rows = static_cast<int64_t>(selected.size()) / d;
-  RmsNormRows(selected.data(), weights_.final_norm.data(), result->rows, d, c.rms_eps,
-              selected.data());
-  result->logits.resize(result->rows * c.vocab);
-  kernels::MatMul(selected.data(), result->rows, weights_.lm_head, result->logits.data(), pool_);
+                            const ForwardMemory& memory, ForwardResult* result) const {
+  K3_RETURN_IF_ERROR(Validate(batch, memory.states, memory.cache));
+  Workspace& ws = memory.workspace;
+  ws.kernels_.Reset();
+  ws.host_.Reset();
+  const BatchLayout layout = LayOut(batch, options, ws.host_);
+  kernels::Backend& b = *backend_;
+  const int64_t rows = layout.rows;
+  // Per-row inputs of the kernels, in backend memory.
+  auto* positions = ws.kernels_.arena().Allocate<int64_t>(rows);
+  b.CopyToDevice(positions, layout.positions, rows * sizeof(int64_t));
+  float* host_gaps = ws.host_.Allocate<float>(rows);
+  std::fill(host_gaps, host_gaps + rows, std::numeric_limits<float>::infinity());
+  float* gaps = ws.kernels_.arena().Allocate<float>(rows);
+  b.CopyToDevice(gaps, host_gaps, rows * sizeof(float));
+  const ForwardContext ctx{config_,
+                           options,
+                           b,
+                           ws.kernels_,
+                           ws.host_,
+                           layout.seqs,
+                           rows,
+                           layout.paged,
+                           layout.mla,
+                           layout.ids,
+                           positions,
+                           memory.states,
+                           memory.cache,
+                           rope_ ? &*rope_ : nullptr,
+                           experts_,
+                           gaps};
+  float* hidden = ctx.Scratch<float>(rows * config_.hidden);  // [rows, hidden]
+  Embed(ctx, weights_.embed, hidden);
+  const float* final_input = GraphOf(config_.family).forward(ctx, weights_, hidden);
+  LmHead(ctx, weights_, batch, final_input, result);
   return base::Status::Ok();
+}
+
+base::Status Model::Forward(std::span<const SequenceInput> batch, const ForwardOptions& options,
+                            KdaStatePool& states, MlaCache& cache, ForwardResult* result) const {
+  Workspace workspace = MakeWorkspace();
+  return Forward(batch, options, {states, cache, workspace}, result);
 }
 
 }  // namespace k3::model

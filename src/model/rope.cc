@@ -42,14 +42,4 @@ Rope::Rope(const RopeConfig& c, int dim) {
   }
 }
 
-void Rope::Apply(float* x, int64_t position) const {
-  for (size_t i = 0; i < inv_freq_.size(); ++i) {
-    const double angle = static_cast<double>(position) * inv_freq_[i];
-    const double cos = std::cos(angle) * amplitude_, sin = std::sin(angle) * amplitude_;
-    const double a = x[2 * i], b = x[2 * i + 1];
-    x[2 * i] = static_cast<float>(a * cos - b * sin);
-    x[2 * i + 1] = static_cast<float>(a * sin + b * cos);
-  }
-}
-
 }  // namespace k3::model

@@ -4,21 +4,39 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "kernels/cpu_backend.h"
 
 namespace k3::model {
 
-KdaStatePool::KdaStatePool(const ModelConfig& config, int num_slots) : num_slots_(num_slots) {
+namespace {
+
+kernels::Backend& OrHost(kernels::Backend* backend) {
+  return backend != nullptr ? *backend : kernels::CpuBackend::Serial();
+}
+
+// A zeroed backend buffer of `floats` floats (none for an empty pool or cache).
+kernels::DeviceBuffer ZeroedFloats(kernels::Backend& backend, int64_t floats) {
+  if (floats <= 0) return {};
+  kernels::DeviceBuffer buffer = backend.Allocate(static_cast<size_t>(floats) * sizeof(float));
+  backend.Zero(buffer.data(), buffer.bytes());
+  return buffer;
+}
+
+}  // namespace
+
+KdaStatePool::KdaStatePool(const ModelConfig& config, int num_slots, kernels::Backend* backend)
+    : backend_(&OrHost(backend)), num_slots_(num_slots) {
   const int64_t p = config.kda.projection_dim();
   conv_floats_ = 3 * int64_t{std::max(config.kda.conv_kernel - 1, 0)} * p;
   recurrent_floats_ = int64_t{config.kda.num_heads} * config.kda.head_dim * config.kda.head_dim;
   per_layer_ = conv_floats_ + recurrent_floats_;
   per_slot_ = per_layer_ * config.num_kda_layers();
-  data_ = base::AlignedBuffer<float>(static_cast<size_t>(per_slot_ * num_slots), 0.0f);
+  data_ = ZeroedFloats(*backend_, per_slot_ * num_slots);
 }
 
 float* KdaStatePool::conv_state(int slot, int kda_layer) {
   K3_DCHECK(slot >= 0 && slot < num_slots_);
-  return data_.data() + slot * per_slot_ + kda_layer * per_layer_;
+  return data() + slot * per_slot_ + kda_layer * per_layer_;
 }
 
 float* KdaStatePool::recurrent_state(int slot, int kda_layer) {
@@ -27,26 +45,26 @@ float* KdaStatePool::recurrent_state(int slot, int kda_layer) {
 
 void KdaStatePool::Reset(int slot) {
   K3_CHECK(slot >= 0 && slot < num_slots_) << "state slot " << slot;
-  std::fill_n(data_.data() + slot * per_slot_, per_slot_, 0.0f);
+  backend_->Zero(data() + slot * per_slot_, per_slot_ * sizeof(float));
 }
 
 void KdaStatePool::ResetLayer(int slot, int kda_layer) {
-  std::fill_n(conv_state(slot, kda_layer), per_layer_, 0.0f);
+  backend_->Zero(conv_state(slot, kda_layer), per_layer_ * sizeof(float));
 }
 
 void KdaStatePool::Copy(int from_slot, int to_slot) {
   K3_CHECK(from_slot >= 0 && from_slot < num_slots_ && to_slot >= 0 && to_slot < num_slots_);
-  std::memcpy(data_.data() + to_slot * per_slot_, data_.data() + from_slot * per_slot_,
-              per_slot_ * sizeof(float));
+  backend_->Copy(data() + to_slot * per_slot_, data() + from_slot * per_slot_,
+                 per_slot_ * sizeof(float));
 }
 
-MlaCache::MlaCache(const ModelConfig& config, int num_pages, int page_size)
+MlaCache::MlaCache(const ModelConfig& config, int num_pages, int page_size,
+                   kernels::Backend* backend)
     : num_pages_(num_pages),
       page_size_(page_size),
       num_layers_(config.num_mla_layers()),
       entry_dim_(config.mla.cache_dim()) {
-  data_ = base::AlignedBuffer<float>(
-      static_cast<size_t>(int64_t{num_pages} * num_layers_ * page_size * entry_dim_), 0.0f);
+  data_ = ZeroedFloats(OrHost(backend), int64_t{num_pages} * num_layers_ * page_size * entry_dim_);
 }
 
 }  // namespace k3::model

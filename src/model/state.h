@@ -4,20 +4,22 @@
 //   S[h][k][v] (decay runs along k, spec/model.md §2.1).
 // - MlaCache: fixed-size pages of latent cache entries; an entry is the normalised c_kv (kv_lora
 //   wide) followed by the shared key part k_pe (rope dim, rotated for RoPE models), per MLA layer.
-// Both are plain storage; which sequence owns which slot or page is the caller's business.
+// Both are plain storage in a compute backend's memory (host memory for the default CpuBackend);
+// which sequence owns which slot or page is the caller's business.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "base/aligned_buffer.h"
+#include "kernels/backend.h"
 #include "model/config.h"
 
 namespace k3::model {
 
 class KdaStatePool {
  public:
-  KdaStatePool(const ModelConfig& config, int num_slots);
+  // Zeroed. backend: whose memory holds the states (nullptr: the host, CpuBackend::Serial()).
+  KdaStatePool(const ModelConfig& config, int num_slots, kernels::Backend* backend = nullptr);
 
   int num_slots() const { return num_slots_; }
   // [3][kernel - 1][P]: q, k, v histories, oldest first.
@@ -31,28 +33,38 @@ class KdaStatePool {
   int64_t floats_per_slot() const { return per_slot_; }
 
  private:
+  float* data() const { return data_.as<float>(); }
+
+  kernels::Backend* backend_;
   int num_slots_;
   int64_t conv_floats_, recurrent_floats_, per_layer_, per_slot_;
-  base::AlignedBuffer<float> data_;
+  kernels::DeviceBuffer data_;  // [slots, kda layers, per_layer_]
 };
 
 class MlaCache {
  public:
-  MlaCache(const ModelConfig& config, int num_pages, int page_size);
+  // Zeroed. backend: whose memory holds the pages (nullptr: the host, CpuBackend::Serial()).
+  MlaCache(const ModelConfig& config, int num_pages, int page_size,
+           kernels::Backend* backend = nullptr);
 
   int num_pages() const { return num_pages_; }
   int page_size() const { return page_size_; }
   int entry_dim() const { return entry_dim_; }
   // The entry of `mla_layer` at slot `offset` of `page`: entry_dim floats.
   float* entry(int page, int offset, int mla_layer) {
-    return data_.data() +
+    return data_.as<float>() +
            ((static_cast<int64_t>(page) * num_layers_ + mla_layer) * page_size_ + offset) *
                entry_dim_;
+  }
+  // One layer's pages as the attention kernels address them.
+  kernels::LatentCacheView layer_view(int mla_layer) {
+    return {data_.as<float>() + static_cast<int64_t>(mla_layer) * page_size_ * entry_dim_,
+            int64_t{num_layers_} * page_size_ * entry_dim_, page_size_, entry_dim_};
   }
 
  private:
   int num_pages_, page_size_, num_layers_, entry_dim_;
-  base::AlignedBuffer<float> data_;
+  kernels::DeviceBuffer data_;  // [pages, mla layers, page_size, entry_dim]
 };
 
 }  // namespace k3::model

@@ -1,15 +1,16 @@
 // The chunked (WY) KDA form against token-by-token recurrence, on random heads with both gate
 // ranges (K3's bounded gate and Kimi-Linear's unbounded softplus), chunk sizes that do and do not
-// divide the length, and a non-zero initial state.
-#include "model/kda_core.h"
-
+// divide the length, and a non-zero initial state. Through CpuBackend::KdaDeltaRule with one
+// head (the conformance test covers several heads and sequences against the double oracle).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
-namespace k3::model {
+#include "kernels/cpu_backend.h"
+
+namespace k3::kernels {
 namespace {
 
 struct Problem {
@@ -46,17 +47,23 @@ Problem MakeProblem(int tokens, int kd, int vd, float min_log_decay, uint32_t se
   return p;
 }
 
+// One head, `tokens` rows: step by step, or chunked `chunk` tokens at a time.
+void RunHead(const float* q, const float* k, const float* v, const float* g, const float* beta,
+             int tokens, int kd, int vd, bool chunked, int chunk, float* state, float* o) {
+  CpuBackend backend;
+  Workspace ws = backend.MakeWorkspace();
+  const KdaArgs args{1, kd, vd, chunk, q, k, v, g, beta, o};
+  const KdaSequence seq{0, tokens, state, chunked};
+  backend.KdaDeltaRule(args, {&seq, 1}, ws);
+}
+
 void ExpectChunkedEqualsRecurrent(const Problem& p, int chunk) {
   std::vector<float> s_rec = p.state, s_chunk = p.state;
   std::vector<float> o_rec(p.tokens * p.vd), o_chunk(p.tokens * p.vd);
-  for (int t = 0; t < p.tokens; ++t) {
-    KdaRecurrentStep(&p.q[t * p.kd], &p.k[t * p.kd], &p.v[t * p.vd], &p.g[t * p.kd], p.beta[t],
-                     p.kd, p.vd, s_rec.data(), &o_rec[t * p.vd]);
-  }
-  ASSERT_EQ(p.kd, p.vd);  // KdaChunkInput shares one row stride
-  KdaChunkInput in{p.q.data(),    p.k.data(), p.v.data(), p.g.data(),
-                   p.beta.data(), p.kd,       1,          p.tokens};
-  KdaChunked(in, p.kd, p.vd, chunk, s_chunk.data(), o_chunk.data());
+  RunHead(p.q.data(), p.k.data(), p.v.data(), p.g.data(), p.beta.data(), p.tokens, p.kd, p.vd,
+          false, chunk, s_rec.data(), o_rec.data());
+  RunHead(p.q.data(), p.k.data(), p.v.data(), p.g.data(), p.beta.data(), p.tokens, p.kd, p.vd, true,
+          chunk, s_chunk.data(), o_chunk.data());
   double worst_o = 0, worst_s = 0;
   for (size_t i = 0; i < o_rec.size(); ++i)
     worst_o = std::max(worst_o, double(std::fabs(o_rec[i] - o_chunk[i])));
@@ -87,7 +94,9 @@ TEST(KdaCore, DecayIsIndexedByTheKeyChannel) {
   std::vector<float> state(kd * vd, 1.0f), q(kd, 0.0f), k(kd, 0.0f), v(vd, 0.0f), o(vd);
   std::vector<float> g = {0.0f, std::log(0.5f), std::log(0.25f), 0.0f};
   q[2] = 1.0f;
-  KdaRecurrentStep(q.data(), k.data(), v.data(), g.data(), 0.0f, kd, vd, state.data(), o.data());
+  const float beta = 0.0f;
+  RunHead(q.data(), k.data(), v.data(), g.data(), &beta, 1, kd, vd, false, 16, state.data(),
+          o.data());
   for (int b = 0; b < vd; ++b) {
     EXPECT_FLOAT_EQ(state[1 * vd + b], 0.5f);
     EXPECT_FLOAT_EQ(state[2 * vd + b], 0.25f);
@@ -96,4 +105,4 @@ TEST(KdaCore, DecayIsIndexedByTheKeyChannel) {
 }
 
 }  // namespace
-}  // namespace k3::model
+}  // namespace k3::kernels

@@ -1,7 +1,7 @@
-// Helpers for the model's own hot loops (KDA recurrence, attention). K3_MULTIVERSION compiles a
-// function for AVX-512, AVX2+FMA and the x86-64-v2 baseline and picks one at load time (GCC
-// target_clones); inside such a function, Dot's 16 independent lanes let the compiler vectorise
-// the reduction without reassociating floating-point sums (which -O3 alone never does).
+// Helpers for the CPU kernels' hot loops (KDA recurrence, attention, sampling). K3_MULTIVERSION
+// compiles a function for AVX-512, AVX2+FMA and the x86-64-v2 baseline and picks one at load time
+// (GCC target_clones); inside such a function, Dot's 16 independent lanes let the compiler
+// vectorise the reduction without reassociating floating-point sums (which -O3 alone never does).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #define K3_MULTIVERSION
 #endif
 
-namespace k3::model {
+namespace k3::kernels {
 
 __attribute__((always_inline)) inline float Dot(const float* a, const float* b, int64_t n) {
   float lanes[16] = {};
@@ -31,4 +31,4 @@ __attribute__((always_inline)) inline void Axpy(float a, const float* x, float* 
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-}  // namespace k3::model
+}  // namespace k3::kernels

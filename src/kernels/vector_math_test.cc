@@ -1,11 +1,11 @@
 // The vectorisable exp/sigmoid/tanh against libm in double, across the whole useful range.
-#include "model/vector_math.h"
+#include "kernels/vector_math.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace k3::model {
+namespace k3::kernels {
 namespace {
 
 double RelativeError(double got, double want) {
@@ -38,4 +38,4 @@ TEST(VectorMath, TanhAndSigmoidAreAccurateIncludingNearZero) {
 }
 
 }  // namespace
-}  // namespace k3::model
+}  // namespace k3::kernels

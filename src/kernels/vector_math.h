@@ -8,7 +8,7 @@
 #include <bit>
 #include <cstdint>
 
-namespace k3::model {
+namespace k3::kernels {
 
 __attribute__((always_inline)) inline float FastExp(float x) {
   x = x < -87.3f ? -87.3f : (x > 88.3f ? 88.3f : x);
@@ -46,4 +46,4 @@ __attribute__((always_inline)) inline float FastTanh(float x) {
 
 __attribute__((always_inline)) inline float FastSilu(float x) { return x * FastSigmoid(x); }
 
-}  // namespace k3::model
+}  // namespace k3::kernels

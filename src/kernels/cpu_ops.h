@@ -1,0 +1,72 @@
+// The CPU implementations behind CpuBackend, one source file per op family (norm.cc,
+// activation.cc, rope.cc, mla_attention.cc, kda_conv.cc, kda_recurrence.cc, moe_router.cc,
+// moe_dispatch.cc, attn_res.cc, sampling_ops.cc). Float32 storage; sums that are long or feed a
+// normalisation accumulate in double, as the model always did (results are bit-identical to the
+// loops these replaced). `pool` may be null (the calling thread does everything).
+// Internal to kernels/: model code reaches these through kernels::Backend.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "base/thread_pool.h"
+#include "kernels/op_args.h"
+#include "kernels/workspace.h"
+
+namespace k3::kernels::cpu {
+
+// norm.cc
+void RmsNorm(const RmsNormShape& shape, const float* x, const float* weight, float* out);
+void GatedRmsNorm(const RmsNormShape& shape, const float* x, const float* weight, const float* gate,
+                  float* out);
+void L2Normalize(const L2NormShape& shape, float* x);
+void Add(float* x, const float* y, int64_t n);
+
+// activation.cc
+void Activate(const ActivationShape& shape, const float* x, float* out);
+void Glu(const ActivationShape& shape, const float* gate, const float* up, float* out);
+void SigmoidGate(float* x, const float* gate, int64_t n);
+// In-place softmax over n values (max-subtracted, double sum).
+void SoftmaxInPlace(float* x, int64_t n);
+
+// rope.cc
+void ApplyRope(const RopeArgs& args);
+
+// mla_attention.cc, mla_attention_gemm.cc
+void WriteLatentCache(const LatentCacheView& cache, std::span<const PagedSequence> seqs,
+                      const float* entries);
+void MlaAttention(const MlaAttentionArgs& args, std::span<const MlaSequence> seqs,
+                  base::ThreadPool* pool, Workspace& ws);
+// The naive form of one sequence as two matrix products per head. expanded: [len, heads,
+// nope + value] keys and values of every position.
+void MlaAttendNaiveGemm(const MlaAttentionArgs& args, const PagedSequence& seq,
+                        const float* expanded, base::ThreadPool* pool, base::Arena& scratch);
+
+// kda_conv.cc
+void KdaGates(const KdaGateArgs& args);
+void ShortConv(const ShortConvArgs& args, std::span<const ConvSequence> seqs);
+
+// kda_recurrence.cc
+void KdaDeltaRule(const KdaArgs& args, std::span<const KdaSequence> seqs, base::ThreadPool* pool,
+                  Workspace& ws);
+
+// moe_router.cc
+void MoeRoute(const MoeRouteArgs& args, base::Arena& scratch);
+
+// moe_dispatch.cc
+void MoeDispatch(const MoeDispatchArgs& args);
+void MoeCombine(const MoeCombineArgs& args);
+void GroupedMatMul(const GroupedMatMulArgs& args, base::ThreadPool* pool, Workspace& ws);
+
+// attn_res.cc
+void AttnResMix(const AttnResArgs& args, base::Arena& scratch);
+
+// sampling_ops.cc
+void ApplyTokenBitmask(const VocabRows& shape, const uint64_t* bitmask, float* logits);
+void MaxArgmax(const VocabRows& shape, const float* logits, float* max, int32_t* argmax);
+void ScaledExp(const VocabRows& shape, const float* logits, const float* max, float inv_temperature,
+               float* out);
+void Softmax(const VocabRows& shape, const float* x, float* out);
+void LogSoftmax(const VocabRows& shape, const float* x, float* out);
+
+}  // namespace k3::kernels::cpu

@@ -1,0 +1,148 @@
+// Multi-head latent attention over a paged latent cache (spec/model.md §3). The cache holds per
+// position only [c_kv | k_pe]; the attention reads it in place through a per-sequence table of
+// entry pointers (no copy of the entries). Forms:
+// - naive: every cached latent expanded into per-head keys and values with kv_b (one product per
+//   sequence, cheap per query when many queries share it: prefill), per-pair dot products;
+// - naive GEMM (mla_attention_gemm.cc): the same as two matrix products per head;
+// - absorbed: kv_b's key half folded into the query and its value half applied after the
+//   weighted sum, so each query touches only the 576-wide entries (decode).
+// Heads of a sequence run in parallel; each head task takes its scratch from its Workspace slot.
+#include <algorithm>
+#include <cstring>
+
+#include "base/arena.h"
+#include "kernels/cpu_ops.h"
+#include "kernels/vectorize.h"
+
+namespace k3::kernels::cpu {
+namespace {
+
+struct Dims {
+  int64_t h, dn, dr, dv, r, qk;
+};
+
+Dims DimsOf(const MlaShape& s) {
+  return {s.heads, s.nope_dim, s.rope_dim, s.value_dim, s.latent_dim, s.qk_dim()};
+}
+
+// Naive form for one (sequence, head): keys/values expanded from the latents in `kv`
+// [len, H (dn + dv)]; entries[j] is position j's cache entry. p: [start + rows] scratch.
+K3_MULTIVERSION void AttendNaive(const Dims& d, const float* q, const float* kv,
+                                 const float* const* entries, int64_t start, int64_t rows,
+                                 int64_t head, float scale, float* p, float* out) {
+  for (int64_t t = 0; t < rows; ++t) {
+    const float* qh = q + t * d.h * d.qk + head * d.qk;
+    const int64_t len = start + t + 1;
+    for (int64_t j = 0; j < len; ++j) {
+      const float* k_nope = kv + j * d.h * (d.dn + d.dv) + head * (d.dn + d.dv);
+      const float* k_pe = entries[j] + d.r;
+      p[j] = (Dot(qh, k_nope, d.dn) + Dot(qh + d.dn, k_pe, d.dr)) * scale;
+    }
+    SoftmaxInPlace(p, len);
+    float* o = out + t * d.h * d.dv + head * d.dv;
+    std::memset(o, 0, d.dv * sizeof(float));
+    for (int64_t j = 0; j < len; ++j) {
+      Axpy(p[j], kv + j * d.h * (d.dn + d.dv) + head * (d.dn + d.dv) + d.dn, o, d.dv);
+    }
+  }
+}
+
+// Absorbed form for one (sequence, head), reading only the cache entries. scratch: q_latent [r],
+// p [start + rows], mixed [r].
+K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* kv_b, const float* q,
+                                    const float* const* entries, int64_t start, int64_t rows,
+                                    int64_t head, float scale, float* q_latent, float* p,
+                                    float* mixed, float* out) {
+  const float* w_uk = kv_b + head * (d.dn + d.dv) * d.r;  // [dn, r]
+  const float* w_uv = w_uk + d.dn * d.r;                  // [dv, r]
+  for (int64_t t = 0; t < rows; ++t) {
+    const float* qh = q + t * d.h * d.qk + head * d.qk;
+    std::fill(q_latent, q_latent + d.r, 0.0f);
+    for (int64_t n = 0; n < d.dn; ++n) Axpy(qh[n], w_uk + n * d.r, q_latent, d.r);
+    const int64_t len = start + t + 1;
+    for (int64_t j = 0; j < len; ++j) {
+      const float* e = entries[j];
+      p[j] = (Dot(q_latent, e, d.r) + Dot(qh + d.dn, e + d.r, d.dr)) * scale;
+    }
+    SoftmaxInPlace(p, len);
+    std::fill(mixed, mixed + d.r, 0.0f);
+    for (int64_t j = 0; j < len; ++j) Axpy(p[j], entries[j], mixed, d.r);
+    float* o = out + t * d.h * d.dv + head * d.dv;
+    for (int64_t v = 0; v < d.dv; ++v) o[v] = Dot(w_uv + v * d.r, mixed, d.r);
+  }
+}
+
+// Position j's cache entry for j in [0, len), as a table of pointers (from `arena`).
+const float** EntryTable(const LatentCacheView& cache, const PagedSequence& s, int64_t len,
+                         base::Arena& arena) {
+  const float** table = arena.Allocate<const float*>(len);
+  for (int64_t j = 0; j < len; ++j) {
+    table[j] = cache.entry(s.pages[j / cache.page_size], j % cache.page_size);
+  }
+  return table;
+}
+
+// kv_b applied to every cached latent of the sequence: [len, H (dn + dv)], from `arena`.
+float* ExpandLatents(const MlaAttentionArgs& a, const float* const* entries, int64_t len,
+                     base::ThreadPool* pool, base::Arena& arena) {
+  const int64_t r = a.shape.latent_dim;
+  float* latents = arena.Allocate<float>(len * r);
+  for (int64_t j = 0; j < len; ++j) std::memcpy(latents + j * r, entries[j], r * sizeof(float));
+  float* expanded = arena.Allocate<float>(len * a.kv_b->rows);
+  MatMul(latents, len, *a.kv_b, expanded, pool, &arena);
+  return expanded;
+}
+
+void AttendSequence(const MlaAttentionArgs& a, const MlaSequence& ms, base::ThreadPool* pool,
+                    Workspace& ws) {
+  const Dims d = DimsOf(a.shape);
+  const PagedSequence& s = ms.seq;
+  const int64_t len = s.start_position + s.rows;
+  base::ArenaMark mark(ws.arena());
+  const float* const* entries = EntryTable(a.cache, s, len, ws.arena());
+  const float* expanded =
+      ms.form == MlaForm::kAbsorbed ? nullptr : ExpandLatents(a, entries, len, pool, ws.arena());
+  const float* qs = a.q + s.row_begin * d.h * d.qk;
+  float* os = a.out + s.row_begin * d.h * d.dv;
+  if (ms.form == MlaForm::kNaiveGemm) {
+    return MlaAttendNaiveGemm(a, s, expanded, pool, ws.arena());
+  }
+  auto head_task = [&](size_t head, size_t slot) {
+    base::Arena& scratch = ws.slot(slot);
+    base::ArenaMark task_mark(scratch);
+    float* p = scratch.Allocate<float>(len);
+    if (ms.form == MlaForm::kNaive) {
+      AttendNaive(d, qs, expanded, entries, s.start_position, s.rows, head, a.shape.scale, p, os);
+    } else {
+      float* q_latent = scratch.Allocate<float>(d.r);
+      float* mixed = scratch.Allocate<float>(d.r);
+      AttendAbsorbed(d, a.kv_b_f32, qs, entries, s.start_position, s.rows, head, a.shape.scale,
+                     q_latent, p, mixed, os);
+    }
+  };
+  if (pool) {
+    pool->ParallelForSlots(d.h, head_task);
+  } else {
+    for (int64_t head = 0; head < d.h; ++head) head_task(head, 0);
+  }
+}
+
+}  // namespace
+
+void WriteLatentCache(const LatentCacheView& cache, std::span<const PagedSequence> seqs,
+                      const float* entries) {
+  for (const PagedSequence& s : seqs) {
+    for (int64_t t = 0; t < s.rows; ++t) {
+      const int64_t position = s.start_position + t;
+      std::memcpy(cache.entry(s.pages[position / cache.page_size], position % cache.page_size),
+                  entries + (s.row_begin + t) * cache.entry_dim, cache.entry_dim * sizeof(float));
+    }
+  }
+}
+
+void MlaAttention(const MlaAttentionArgs& args, std::span<const MlaSequence> seqs,
+                  base::ThreadPool* pool, Workspace& ws) {
+  for (const MlaSequence& s : seqs) AttendSequence(args, s, pool, ws);
+}
+
+}  // namespace k3::kernels::cpu

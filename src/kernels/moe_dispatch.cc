@@ -1,0 +1,57 @@
+// Routed experts as three steps around the grouped products: dispatch (assignments grouped by
+// expert, input rows gathered in that order), GroupedMatMul per expert, and the weighted combine
+// in assignment order (expert, then row), so sums never depend on thread scheduling.
+#include <algorithm>
+#include <cstring>
+
+#include "base/arena.h"
+#include "kernels/cpu_ops.h"
+
+namespace k3::kernels::cpu {
+
+void MoeDispatch(const MoeDispatchArgs& a) {
+  int64_t* offsets = a.expert_offsets;
+  std::fill(offsets, offsets + a.num_experts + 1, 0);
+  const int64_t n = a.rows * a.top_k;
+  for (int64_t i = 0; i < n; ++i) ++offsets[a.experts[i] + 1];
+  for (int e = 0; e < a.num_experts; ++e) offsets[e + 1] += offsets[e];
+  // offsets[e] walks expert e's range; afterwards it holds e's end, which is (e + 1)'s start.
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (int j = 0; j < a.top_k; ++j) {
+      const int64_t slot = offsets[a.experts[r * a.top_k + j]]++;
+      a.source_rows[slot] = r;
+      a.source_weights[slot] = a.weights[r * a.top_k + j];
+      std::memcpy(a.gathered + slot * a.width, a.x + r * a.width, a.width * sizeof(float));
+    }
+  }
+  for (int e = a.num_experts; e > 0; --e) offsets[e] = offsets[e - 1];
+  offsets[0] = 0;
+}
+
+void MoeCombine(const MoeCombineArgs& a) {
+  std::fill(a.out, a.out + a.rows * a.width, 0.0f);
+  for (int64_t i = 0; i < a.assignments; ++i) {
+    float* dst = a.out + a.source_rows[i] * a.width;
+    const float weight = a.source_weights[i];
+    const float* y = a.y + i * a.width;
+    for (int64_t k = 0; k < a.width; ++k) dst[k] += weight * y[k];
+  }
+}
+
+void GroupedMatMul(const GroupedMatMulArgs& a, base::ThreadPool* pool, Workspace& ws) {
+  // One single-threaded task per group: at decode a group's matrices are too small to split
+  // across threads profitably, and groups are independent.
+  auto run = [&](size_t g, size_t slot) {
+    const int64_t begin = a.group_offsets[g], rows = a.group_offsets[g + 1] - begin;
+    if (rows == 0) return;
+    const WeightMatrix& w = a.weights[g];
+    MatMul(a.x + begin * w.cols, rows, w, a.y + begin * w.rows, nullptr, &ws.slot(slot));
+  };
+  if (pool) {
+    pool->ParallelForSlots(static_cast<size_t>(a.num_groups), run);
+  } else {
+    for (int64_t g = 0; g < a.num_groups; ++g) run(static_cast<size_t>(g), 0);
+  }
+}
+
+}  // namespace k3::kernels::cpu

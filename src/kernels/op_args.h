@@ -1,0 +1,263 @@
+// The shapes and operands of the Backend ops (backend.h), one struct per op family. Pointers are
+// backend memory (host memory for CpuBackend, device memory for a GPU backend) unless a comment
+// says "host". Shapes are written [rows, cols] beside each operand; sizes count elements. Nothing
+// here knows a model: the composition in src/model/ turns a ModelConfig into these shapes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kernels/matmul.h"
+
+namespace k3::kernels {
+
+// ---- norms -------------------------------------------------------------------------------------
+
+// `rows` vectors of `dim` values; row r of x starts at x + r * x_stride (0: dim), likewise out.
+struct RmsNormShape {
+  int64_t rows = 0;
+  int64_t dim = 0;
+  float eps = 1e-6f;
+  int64_t x_stride = 0;
+  int64_t out_stride = 0;
+};
+
+// x / sqrt(sum x^2 + eps) * scale, in place, over `vectors` contiguous vectors of `dim`.
+struct L2NormShape {
+  int64_t vectors = 0;
+  int64_t dim = 0;
+  float scale = 1.0f;
+  double eps = 1e-6;  // FLA's x * rsqrt(sum x^2 + 1e-6)
+};
+
+// ---- activations -------------------------------------------------------------------------------
+
+enum class ActivationKind : uint8_t {
+  kSilu,     // x sigmoid(x)
+  kSitu,     // beta tanh(x / beta) sigmoid(x) (gate side of SiTU)
+  kGelu,     // x Phi(x), exact (erf) form
+  kSigmoid,  // 1 / (1 + e^-x)
+};
+
+struct ActivationShape {
+  ActivationKind kind = ActivationKind::kSilu;
+  int64_t n = 0;
+  float situ_beta = 4.0f;
+  float situ_linear_beta = 25.0f;  // GLU only: SiTU's up side is linear_beta tanh(u / linear_beta)
+};
+
+// ---- rotary embedding --------------------------------------------------------------------------
+
+// Pair i (channels 2i, 2i+1) turns by position * inv_freq[i]; cos and sin are scaled by
+// `amplitude` (YaRN's mscale ratio). Angles are formed in double. inv_freq: host, [pairs].
+struct RopeTable {
+  const double* inv_freq = nullptr;
+  int64_t pairs = 0;
+  double amplitude = 1.0;
+};
+
+// Rotates, for each row r and head h, the 2 * pairs values at x + r * row_stride + h * head_stride
+// by positions[r] (positions: [rows]).
+struct RopeArgs {
+  RopeTable table;
+  int64_t rows = 0;
+  int64_t heads = 1;
+  int64_t row_stride = 0;
+  int64_t head_stride = 0;
+  const int64_t* positions = nullptr;
+  float* x = nullptr;
+};
+
+// ---- paged latent cache and MLA ----------------------------------------------------------------
+
+// One layer's view of a paged cache: the entry at `offset` of `page` is the entry_dim floats at
+// data + page * page_stride + offset * entry_dim.
+struct LatentCacheView {
+  float* data = nullptr;
+  int64_t page_stride = 0;
+  int64_t page_size = 0;
+  int64_t entry_dim = 0;
+  float* entry(int32_t page, int64_t offset) const {
+    return data + page * page_stride + offset * entry_dim;
+  }
+};
+
+// A sequence of a batch: rows [row_begin, row_begin + rows) of the stacked activations are its
+// new tokens at positions [start_position, start_position + rows); pages (host) cover them all.
+struct PagedSequence {
+  int64_t row_begin = 0;
+  int64_t rows = 0;
+  int64_t start_position = 0;
+  std::span<const int32_t> pages;
+};
+
+// naive: keys and values expanded from every cached latent with kv_b (per-pair dot products);
+// kNaiveGemm: the same as two matrix products per head (long prefills); absorbed: kv_b folded
+// into the query and the output, reading only the cache entries (decode).
+enum class MlaForm : uint8_t { kNaive, kNaiveGemm, kAbsorbed };
+
+struct MlaSequence {
+  PagedSequence seq;
+  MlaForm form = MlaForm::kAbsorbed;
+};
+
+// An entry is [latent_dim | rope_dim]: the normalised latent, then the shared key part.
+struct MlaShape {
+  int64_t heads = 0;
+  int64_t nope_dim = 0;
+  int64_t rope_dim = 0;
+  int64_t value_dim = 0;
+  int64_t latent_dim = 0;
+  float scale = 1.0f;  // softmax scale
+  int64_t qk_dim() const { return nope_dim + rope_dim; }
+};
+
+struct MlaAttentionArgs {
+  MlaShape shape;
+  const float* q = nullptr;            // [rows, heads, nope + rope]
+  LatentCacheView cache;               // entries of every position of every sequence
+  const WeightMatrix* kv_b = nullptr;  // [heads (nope + value), latent]: naive forms
+  const float* kv_b_f32 = nullptr;     // the same as float32: absorbed form
+  float* out = nullptr;                // [rows, heads, value]
+};
+
+// ---- Kimi Delta Attention ----------------------------------------------------------------------
+
+enum class KdaGateKind : uint8_t {
+  kSoftplus,    // Kimi-Linear: g = -exp(A) softplus(raw + dt_bias)
+  kLowerBound,  // K3: g = lower_bound sigmoid(exp(A) (raw + dt_bias))
+};
+
+// In place: g from raw gate projections to log decays, beta from logits to sigmoid(beta).
+struct KdaGateArgs {
+  int64_t rows = 0;
+  int64_t heads = 0;
+  int64_t head_dim = 0;
+  KdaGateKind kind = KdaGateKind::kSoftplus;
+  float lower_bound = 0.0f;
+  const float* a_log = nullptr;    // [heads]
+  const float* dt_bias = nullptr;  // [heads, head_dim]
+  float* g = nullptr;              // [rows, heads, head_dim]
+  float* beta = nullptr;           // [rows, heads]
+};
+
+// Causal depthwise convolution with SiLU: out[t, c] = silu(sum_i w[c, i] x_ext[t + i, c]) where
+// x_ext is the sequence's history ([taps - 1, channels], oldest first) followed by its rows.
+struct ShortConvArgs {
+  int64_t channels = 0;
+  int taps = 0;
+  const float* weights = nullptr;  // [channels, taps]
+  const float* x = nullptr;        // [rows, channels]
+  float* out = nullptr;            // [rows, channels]; must not alias x
+};
+
+// The sequence's rows; history is advanced to its newest taps - 1 inputs.
+struct ConvSequence {
+  int64_t row_begin = 0;
+  int64_t rows = 0;
+  float* history = nullptr;  // [taps - 1, channels]
+};
+
+// The delta rule per head: S <- diag(exp(g)) S; S <- S + beta k (v - S^T k)^T; o = S^T q, with
+// q already L2-normalised and scaled, k L2-normalised, g <= 0 the per-key log decay.
+struct KdaArgs {
+  int64_t heads = 0;
+  int64_t key_dim = 0;
+  int64_t value_dim = 0;
+  int chunk = 16;               // tokens per chunk of the chunked (WY) form
+  const float* q = nullptr;     // [rows, heads, key_dim]
+  const float* k = nullptr;     // [rows, heads, key_dim]
+  const float* v = nullptr;     // [rows, heads, value_dim]
+  const float* g = nullptr;     // [rows, heads, key_dim]
+  const float* beta = nullptr;  // [rows, heads]
+  float* o = nullptr;           // [rows, heads, value_dim]
+};
+
+struct KdaSequence {
+  int64_t row_begin = 0;
+  int64_t rows = 0;
+  float* state = nullptr;  // [heads, key_dim, value_dim], read and updated
+  bool chunked = false;    // chunked (WY) form, else one recurrent step per token
+};
+
+// ---- mixture of experts ------------------------------------------------------------------------
+
+// Sigmoid scores; a selection-only bias; groups ranked by the sum of their two best biased scores,
+// all but the best topk_groups masked; top_k by biased score; weights = unbiased scores,
+// renormalised (sum + 1e-20) if asked, times routed_scaling.
+struct MoeRouteArgs {
+  int64_t rows = 0;
+  int num_experts = 0;
+  int top_k = 0;
+  int num_groups = 1;
+  int topk_groups = 1;
+  bool renormalize = true;
+  float routed_scaling = 1.0f;
+  float* scores = nullptr;      // [rows, experts]: router logits in, sigmoid scores out
+  const float* bias = nullptr;  // [experts]
+  int32_t* experts = nullptr;   // [rows, top_k]: chosen, best first
+  float* weights = nullptr;     // [rows, top_k]
+  // [rows], lowered to the k-th minus (k+1)-th biased score among the row's eligible experts.
+  float* min_gap = nullptr;
+};
+
+// Groups the (row, expert) choices by expert (rows ascending within an expert) and gathers the
+// input rows in that order.
+struct MoeDispatchArgs {
+  int64_t rows = 0;
+  int top_k = 0;
+  int num_experts = 0;
+  int64_t width = 0;
+  const int32_t* experts = nullptr;   // [rows, top_k]
+  const float* weights = nullptr;     // [rows, top_k]
+  const float* x = nullptr;           // [rows, width]
+  int64_t* expert_offsets = nullptr;  // [experts + 1]: expert e owns [offsets[e], offsets[e + 1])
+  int64_t* source_rows = nullptr;     // [rows * top_k]: the row of each assignment
+  float* source_weights = nullptr;    // [rows * top_k]
+  float* gathered = nullptr;          // [rows * top_k, width]
+};
+
+// y[a] = x[a] W_g^T for the rows a of each group g; each group runs on one thread, groups in
+// parallel (a group's matrices are small at decode).
+struct GroupedMatMulArgs {
+  int64_t num_groups = 0;
+  const int64_t* group_offsets = nullptr;  // host, [num_groups + 1]
+  const WeightMatrix* weights = nullptr;   // host, [num_groups], all of one shape
+  const float* x = nullptr;                // [offsets[num_groups], cols]
+  float* y = nullptr;                      // [offsets[num_groups], weight rows]
+};
+
+// out = 0; then for every assignment a in order: out[source_rows[a]] += source_weights[a] y[a].
+struct MoeCombineArgs {
+  int64_t rows = 0;
+  int64_t assignments = 0;
+  int64_t width = 0;
+  const int64_t* source_rows = nullptr;
+  const float* source_weights = nullptr;
+  const float* y = nullptr;  // [assignments, width]
+  float* out = nullptr;      // [rows, width]
+};
+
+// ---- Attention Residuals -----------------------------------------------------------------------
+
+// Per row: p = softmax_i(<v_i, score> / rms(v_i)) over the sources, out = sum_i p_i v_i.
+struct AttnResArgs {
+  int64_t rows = 0;
+  int64_t dim = 0;
+  int num_sources = 0;
+  const float* const* sources = nullptr;  // host array of [rows, dim] sources
+  const float* score = nullptr;           // [dim]
+  float eps = 1e-6f;
+  float* out = nullptr;  // [rows, dim]
+};
+
+// ---- sampling ----------------------------------------------------------------------------------
+
+// `rows` rows of `vocab` logits, contiguous.
+struct VocabRows {
+  int64_t rows = 0;
+  int64_t vocab = 0;
+  int64_t mask_words() const { return (vocab + 63) / 64; }
+};
+
+}  // namespace k3::kernels
