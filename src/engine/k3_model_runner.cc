@@ -7,7 +7,7 @@ namespace k3::engine {
 
 K3ModelRunner::K3ModelRunner(std::shared_ptr<const model::Model> model,
                              model::ForwardOptions options)
-    : model_(std::move(model)), options_(options) {}
+    : model_(std::move(model)), options_(options), workspace_(model_->MakeWorkspace()) {}
 
 RunnerInfo K3ModelRunner::info() const {
   const model::ModelConfig& c = model_->config();
@@ -28,8 +28,9 @@ base::Status K3ModelRunner::AllocateCache(int num_blocks, int block_size, int nu
   if (num_blocks <= 0 || block_size <= 0 || num_state_slots <= 0) {
     return base::InvalidArgument("cache sizes must be positive");
   }
-  states_.emplace(model_->config(), num_state_slots);
-  cache_.emplace(model_->config(), num_blocks, block_size);
+  // On the model's backend: the memory its kernels read and write.
+  states_.emplace(model_->config(), num_state_slots, &model_->backend());
+  cache_.emplace(model_->config(), num_blocks, block_size, &model_->backend());
   return base::Status::Ok();
 }
 
@@ -40,8 +41,10 @@ base::Status K3ModelRunner::Forward(std::span<const RunnerSequence> batch,
   for (const RunnerSequence& s : batch) {
     inputs_.push_back({s.tokens, s.start_position, s.state_slot, s.blocks, s.num_logit_rows});
   }
-  K3_RETURN_IF_ERROR(model_->Forward(inputs_, options_, *states_, *cache_, &result_));
-  logits->assign(result_.logits.begin(), result_.logits.end());  // num_logit_rows rows per sequence
+  K3_RETURN_IF_ERROR(model_->Forward(inputs_, options_, {*states_, *cache_, workspace_}, &result_));
+  // num_logit_rows rows per sequence. The two buffers trade places: no copy, no allocation once
+  // both have grown to the step's size.
+  std::swap(*logits, result_.logits);
   return base::Status::Ok();
 }
 

@@ -26,6 +26,7 @@ class K3ModelRunner : public ModelRunner {
  private:
   std::shared_ptr<const model::Model> model_;
   model::ForwardOptions options_;
+  model::Workspace workspace_;  // the forward pass's activations, reused every step
   std::optional<model::KdaStatePool> states_;
   std::optional<model::MlaCache> cache_;
   std::vector<model::SequenceInput> inputs_;
