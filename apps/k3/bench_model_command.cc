@@ -1,11 +1,14 @@
 // k3 bench model: decode and prefill speed of the model runtime on a synthetic K3-shaped
 // checkpoint, each printed as a fraction of a physical limit measured in the same run:
 // decode against (weight bytes a step must read / measured read bandwidth), prefill against the
-// measured peak FP32 FMA rate. Also compares MXFP4 routed experts with the same model in BF16.
+// measured peak FP32 FMA rate. Also shows what computing logits only for the rows a step needs
+// saves on a prompt prefilled in chunks, and compares MXFP4 routed experts with BF16 ones.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,6 +34,8 @@ struct BenchModelFlags {
   std::string cache_dir = "build/bench-models";
   std::vector<int> batches = {1, 8, 32};
   std::vector<int> prefill = {512, 4096};
+  int chunked_prefill = 1024;  // a prompt prefilled in chunks, as the engine runs a long one
+  int prefill_chunk = 64;
   int decode_steps = 8;
   bool compare_bf16 = true;
   size_t threads = 0;
@@ -108,8 +113,9 @@ StepCost CostOfStep(const model::Model& m, int batch) {
   return cost;
 }
 
-// Times `steps` decode steps of `batch` sequences after a short untimed prefill of each.
-double DecodeTokensPerSecond(const model::Model& m, int batch, int steps) {
+// Times `steps` decode steps of `batch` sequences after a short untimed prefill of each, each
+// step asking for `logit_rows` (0 or 1) logit rows per sequence.
+double DecodeTokensPerSecond(const model::Model& m, int batch, int steps, int logit_rows = 1) {
   const auto& c = m.config();
   const int prompt = 16, page = 64;
   const int pages_per_seq = (prompt + steps + page - 1) / page;
@@ -130,7 +136,9 @@ double DecodeTokensPerSecond(const model::Model& m, int batch, int steps) {
   std::vector<int32_t> next(batch, 7);
   auto start = Clock::now();
   for (int s = 0; s < steps; ++s) {
-    for (int b = 0; b < batch; ++b) seqs[b] = {{&next[b], 1}, prompt + s, b, pages[b], 1};
+    for (int b = 0; b < batch; ++b) {
+      seqs[b] = {{&next[b], 1}, prompt + s, b, pages[b], logit_rows};
+    }
     K3_CHECK(m.Forward(seqs, {}, {states, cache, workspace}, &out).ok());
   }
   return batch * steps / Seconds(start);
@@ -150,6 +158,33 @@ double PrefillTokensPerSecond(const model::Model& m, int tokens) {
   model::ForwardResult out;
   auto start = Clock::now();
   K3_CHECK(m.Forward({&seq, 1}, {}, {states, cache, workspace}, &out).ok());
+  return tokens / Seconds(start);
+}
+
+// A `tokens`-token prompt prefilled in `chunk`-token forward passes, as the engine's token budget
+// cuts a long prompt. With `logits_every_chunk`, every chunk's last row also goes through the
+// final norm and lm_head (what the model did before SequenceInput::num_logit_rows); otherwise only
+// the last chunk's, the one sampled from.
+double ChunkedPrefillTokensPerSecond(const model::Model& m, int tokens, int chunk,
+                                     bool logits_every_chunk) {
+  const auto& c = m.config();
+  const int page = 64;
+  const int num_pages = (tokens + page - 1) / page;
+  model::KdaStatePool states(c, 1, &m.backend());
+  model::MlaCache cache(c, num_pages, page, &m.backend());
+  model::Workspace workspace = m.MakeWorkspace();
+  std::vector<int32_t> pages(num_pages), ids(tokens);
+  std::iota(pages.begin(), pages.end(), 0);
+  for (int t = 0; t < tokens; ++t) ids[t] = (t * 7919) % c.vocab;
+  model::ForwardResult out;
+  auto start = Clock::now();
+  for (int begin = 0; begin < tokens; begin += chunk) {
+    const int n = std::min(chunk, tokens - begin);
+    const bool last = begin + n == tokens;
+    model::SequenceInput seq{std::span(ids).subspan(begin, n), begin, 0, pages,
+                             last || logits_every_chunk ? 1 : 0};
+    K3_CHECK(m.Forward({&seq, 1}, {}, {states, cache, workspace}, &out).ok());
+  }
   return tokens / Seconds(start);
 }
 
@@ -182,6 +217,94 @@ double RoutedExpertSeconds(const model::Model& m, base::ThreadPool* pool) {
   return best;
 }
 
+struct Limits {
+  double bandwidth = 0, peak = 0;
+};
+
+void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& limits) {
+  Table decode({"decode batch", "tokens/s", "ms/step", "MB read/step", "roofline ms/step",
+                "fraction of roofline"});
+  for (int batch : f.batches) {
+    K3_LOG(kInfo) << "decode, batch " << batch;
+    const double tps = DecodeTokensPerSecond(m, batch, f.decode_steps);
+    const StepCost cost = CostOfStep(m, batch);
+    const double step_ms = batch / tps * 1e3;
+    const double roof_ms = std::max(cost.bytes / (limits.bandwidth * 1e9),
+                                    2.0 * cost.macs_per_token * batch / (limits.peak * 1e9)) *
+                           1e3;
+    decode.Row({std::to_string(batch), Fixed(tps), Fixed(step_ms, 2), Fixed(cost.bytes / 1e6),
+                Fixed(roof_ms, 2), Fixed(roof_ms / step_ms, 2)});
+  }
+  decode.Print();
+}
+
+void PrintPrefill(const model::Model& m, const BenchModelFlags& f, const Limits& limits) {
+  Table prefill({"prefill tokens", "tokens/s", "GFLOP/s (weights)", "fraction of peak"});
+  for (int tokens : f.prefill) {
+    K3_LOG(kInfo) << "prefill, " << tokens << " tokens";
+    const double tps = PrefillTokensPerSecond(m, tokens);
+    const double gflops = 2.0 * CostOfStep(m, 1).macs_per_token * tps / 1e9;
+    prefill.Row(
+        {std::to_string(tokens), Fixed(tps), Fixed(gflops), Fixed(gflops / limits.peak, 2)});
+  }
+  prefill.Print();
+}
+
+// Milliseconds one logit row adds to a forward pass (final norm + lm_head): batch-1 decode steps
+// with and without their row, interleaved, best step time of each.
+double LogitRowMs(const model::Model& m, int steps) {
+  double with_row = 1e30, without = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    with_row = std::min(with_row, 1e3 / DecodeTokensPerSecond(m, 1, steps, 1));
+    without = std::min(without, 1e3 / DecodeTokensPerSecond(m, 1, steps, 0));
+  }
+  return with_row - without;
+}
+
+// The same chunked prefill twice, logits for every chunk then for the last only, and the cost of
+// one logit row measured directly: what computing only the rows a step needs saves.
+void PrintChunkedPrefill(const model::Model& m, const BenchModelFlags& f) {
+  if (f.chunked_prefill <= 0 || f.prefill_chunk <= 0) return;
+  const double row_ms = LogitRowMs(m, f.decode_steps);
+  K3_LOG(kInfo) << "chunked prefill, " << f.chunked_prefill << " tokens in " << f.prefill_chunk
+                << "-token chunks";
+  const int chunks = (f.chunked_prefill + f.prefill_chunk - 1) / f.prefill_chunk;
+  const double every = ChunkedPrefillTokensPerSecond(m, f.chunked_prefill, f.prefill_chunk, true);
+  const double last = ChunkedPrefillTokensPerSecond(m, f.chunked_prefill, f.prefill_chunk, false);
+  std::printf("\nchunked prefill: %d tokens in %d chunks of %d\n", f.chunked_prefill, chunks,
+              f.prefill_chunk);
+  Table table({"logit rows", "tokens/s", "seconds"});
+  table.Row({"every chunk (" + std::to_string(chunks) + ")", Fixed(every),
+             Fixed(f.chunked_prefill / every, 2)});
+  table.Row({"last chunk only (1)", Fixed(last), Fixed(f.chunked_prefill / last, 2)});
+  table.Row({"speed-up", Ratio(last, every), ""});
+  table.Print();
+  const auto& c = m.config();
+  std::printf(
+      "one logit row (final norm + lm_head, %d x %d): %.2f ms, so these %d chunks skip %.0f ms; "
+      "at Kimi K3's 163840 x 7168 a row reads %.2f GB of BF16 weights\n",
+      c.vocab, c.hidden, row_ms, chunks, row_ms * (chunks - 1), 163840.0 * 7168 * 2 / 1e9);
+}
+
+int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::ThreadPool* pool) {
+  auto bf16 = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16", false, pool);
+  if (!bf16.ok()) {
+    K3_LOG(kError) << bf16.status().ToString();
+    return 1;
+  }
+  const double mx_tps = DecodeTokensPerSecond(m, 1, f.decode_steps);
+  const double bf_tps = DecodeTokensPerSecond(**bf16, 1, f.decode_steps);
+  const double mx_experts = RoutedExpertSeconds(m, pool);
+  const double bf_experts = RoutedExpertSeconds(**bf16, pool);
+  std::printf("\nMXFP4 vs BF16 routed experts, batch-1 decode:\n");
+  Table cmp({"", "MXFP4", "BF16", "speed-up"});
+  cmp.Row({"whole model tokens/s", Fixed(mx_tps), Fixed(bf_tps), Ratio(mx_tps, bf_tps)});
+  cmp.Row({"routed experts ms/token", Fixed(mx_experts * 1e3, 2), Fixed(bf_experts * 1e3, 2),
+           Ratio(bf_experts, mx_experts)});
+  cmp.Print();
+  return 0;
+}
+
 int Run(const BenchModelFlags& f) {
   if (auto s = ApplyGemmPrecision(f.gemm_precision); !s.ok()) {
     K3_LOG(kError) << s.ToString();
@@ -198,53 +321,18 @@ int Run(const BenchModelFlags& f) {
   const auto& c = m.config();
   K3_LOG(kInfo) << "measuring memory read bandwidth and peak FP32 FMA rate (" << pool.parallelism()
                 << " threads)";
-  const double bandwidth = kernels::MeasureReadBandwidthGBs(&pool);
-  const double peak = kernels::MeasurePeakFp32Gflops(&pool);
+  const Limits limits{kernels::MeasureReadBandwidthGBs(&pool),
+                      kernels::MeasurePeakFp32Gflops(&pool)};
   std::printf("model %s: %s, hidden %d, %d layers (%d KDA, %d MLA), %d experts top-%d\n",
               dir.c_str(), std::string(model::FamilyName(c.family)).c_str(), c.hidden, c.num_layers,
               c.num_kda_layers(), c.num_mla_layers(), c.moe.num_experts, c.moe.top_k);
   std::printf("limits: read bandwidth %.1f GB/s, peak FP32 %.1f GFLOP/s, %zu threads\n\n",
-              bandwidth, peak, pool.parallelism());
-  Table decode({"decode batch", "tokens/s", "ms/step", "MB read/step", "roofline ms/step",
-                "fraction of roofline"});
-  for (int batch : f.batches) {
-    K3_LOG(kInfo) << "decode, batch " << batch;
-    const double tps = DecodeTokensPerSecond(m, batch, f.decode_steps);
-    const StepCost cost = CostOfStep(m, batch);
-    const double step_ms = batch / tps * 1e3;
-    const double roof_ms =
-        std::max(cost.bytes / (bandwidth * 1e9), 2.0 * cost.macs_per_token * batch / (peak * 1e9)) *
-        1e3;
-    decode.Row({std::to_string(batch), Fixed(tps), Fixed(step_ms, 2), Fixed(cost.bytes / 1e6),
-                Fixed(roof_ms, 2), Fixed(roof_ms / step_ms, 2)});
-  }
-  decode.Print();
+              limits.bandwidth, limits.peak, pool.parallelism());
+  PrintDecode(m, f, limits);
   std::printf("\n");
-  Table prefill({"prefill tokens", "tokens/s", "GFLOP/s (weights)", "fraction of peak"});
-  for (int tokens : f.prefill) {
-    K3_LOG(kInfo) << "prefill, " << tokens << " tokens";
-    const double tps = PrefillTokensPerSecond(m, tokens);
-    const double gflops = 2.0 * CostOfStep(m, 1).macs_per_token * tps / 1e9;
-    prefill.Row({std::to_string(tokens), Fixed(tps), Fixed(gflops), Fixed(gflops / peak, 2)});
-  }
-  prefill.Print();
-  if (f.compare_bf16 && f.model.empty()) {
-    auto bf16 = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16", false, &pool);
-    if (!bf16.ok()) {
-      K3_LOG(kError) << bf16.status().ToString();
-      return 1;
-    }
-    const double mx_tps = DecodeTokensPerSecond(m, 1, f.decode_steps);
-    const double bf_tps = DecodeTokensPerSecond(**bf16, 1, f.decode_steps);
-    const double mx_experts = RoutedExpertSeconds(m, &pool);
-    const double bf_experts = RoutedExpertSeconds(**bf16, &pool);
-    std::printf("\nMXFP4 vs BF16 routed experts, batch-1 decode:\n");
-    Table cmp({"", "MXFP4", "BF16", "speed-up"});
-    cmp.Row({"whole model tokens/s", Fixed(mx_tps), Fixed(bf_tps), Ratio(mx_tps, bf_tps)});
-    cmp.Row({"routed experts ms/token", Fixed(mx_experts * 1e3, 2), Fixed(bf_experts * 1e3, 2),
-             Ratio(bf_experts, mx_experts)});
-    cmp.Print();
-  }
+  PrintPrefill(m, f, limits);
+  PrintChunkedPrefill(m, f);
+  if (f.compare_bf16 && f.model.empty()) return PrintBf16Compare(m, f, &pool);
   return 0;
 }
 
@@ -268,6 +356,11 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--batches", *batches, "Decode batch sizes")->capture_default_str();
   app.add_option("--prefill", *prefill, "Prefill lengths")->capture_default_str();
+  app.add_option("--chunked-prefill", f->chunked_prefill,
+                 "Prompt prefilled in chunks twice, logits every chunk vs last only (0 = skip)")
+      ->capture_default_str();
+  app.add_option("--prefill-chunk", f->prefill_chunk, "Chunk size of --chunked-prefill")
+      ->capture_default_str();
   app.add_option("--decode-steps", f->decode_steps, "Timed decode steps per batch size")
       ->capture_default_str();
   app.add_flag("!--no-bf16-compare", f->compare_bf16, "Skip the MXFP4 vs BF16 expert comparison");
