@@ -144,22 +144,22 @@ base::Status Model::Forward(std::span<const SequenceInput> batch, const ForwardO
   std::fill(host_gaps, host_gaps + rows, std::numeric_limits<float>::infinity());
   float* gaps = ws.kernels_.arena().Allocate<float>(rows);
   b.CopyToDevice(gaps, host_gaps, rows * sizeof(float));
-  const ForwardContext ctx{config_,
-                           options,
-                           b,
-                           ws.kernels_,
-                           ws.host_,
-                           layout.seqs,
-                           rows,
-                           layout.paged,
-                           layout.mla,
-                           layout.ids,
-                           positions,
-                           memory.states,
-                           memory.cache,
-                           rope_ ? &*rope_ : nullptr,
-                           experts_,
-                           gaps};
+  const ForwardContext ctx{.config = config_,
+                           .options = options,
+                           .backend = b,
+                           .ws = ws.kernels_,
+                           .host = ws.host_,
+                           .seqs = layout.seqs,
+                           .rows = rows,
+                           .paged = layout.paged,
+                           .mla_seqs = layout.mla,
+                           .token_ids = layout.ids,
+                           .positions = positions,
+                           .states = memory.states,
+                           .cache = memory.cache,
+                           .rope = rope_ ? &*rope_ : nullptr,
+                           .experts = experts_,
+                           .router_gaps = gaps};
   float* hidden = ctx.Scratch<float>(rows * config_.hidden);  // [rows, hidden]
   Embed(ctx, weights_.embed, hidden);
   const float* final_input = GraphOf(config_.family).forward(ctx, weights_, hidden);
