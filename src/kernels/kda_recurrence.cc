@@ -76,8 +76,8 @@ ChunkScratch AllocateChunkScratch(base::Arena& arena, int64_t n, int kd, int vd)
 // One chunk of n <= chunk tokens starting at t0 (spec §2.4). G = inclusive cumulative log decay
 // inside the chunk. Every exponent used is a difference G_r - G_i with i <= r, or G_n - G_r, or
 // G_r: all <= 0, so nothing overflows whatever the gate parametrisation.
-// Kernel inner body over 80 lines: the five phases share the chunk's buffers and indices, and
-// splitting them would pass the same nine arrays to each part.
+// k3-size: kernel body, the five phases share the chunk's buffers and indices; splitting them
+// would pass the same nine arrays to each part.
 K3_MULTIVERSION void OneChunk(const HeadRows& in, int64_t t0, int64_t n, int kd, int vd,
                               const ChunkScratch& s, float* state) {
   auto row = [&](const float* base, int64_t t) { return base + (t0 + t) * in.qk_stride; };
