@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/k3/backend_flags.h"
 #include "apps/k3/commands.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
@@ -27,6 +28,7 @@ struct GenerateFlags {
   std::string dump_logits;
   std::string kda_mode = "auto";
   std::string mla_mode = "auto";
+  std::string backend = "cpu";
   size_t threads = 0;
 };
 
@@ -68,7 +70,8 @@ base::Status ParseModes(const GenerateFlags& f, model::ForwardOptions* options) 
 base::Status Run(const GenerateFlags& f) {
   base::ThreadPool pool(f.threads);
   K3_LOG(kInfo) << "loading " << f.model;
-  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(f.model, &pool));
+  K3_ASSIGN_OR_RETURN(auto backend, MakeBackend(f.backend, &pool));
+  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(f.model, std::move(backend)));
   const model::ModelConfig& config = model->config();
   K3_LOG(kInfo) << model::FamilyName(config.family) << ": " << config.num_layers << " layers ("
                 << config.num_kda_layers() << " KDA, " << config.num_mla_layers()
@@ -139,6 +142,7 @@ CommandFn AddGenerateCommand(CLI::App& app) {
                "Quantise routed-expert inputs to MXFP8 (default: exact FP32 activations)");
   app.add_option("--kda-mode", f->kda_mode, "auto, recurrent or chunked")->capture_default_str();
   app.add_option("--mla-mode", f->mla_mode, "auto, naive or absorbed")->capture_default_str();
+  app.add_option("--backend", f->backend, kBackendHelp)->capture_default_str();
   app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
   return [f, prompt, ids]() {
     if (prompt->count() == 0 && ids->count() == 0) {

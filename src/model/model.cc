@@ -68,11 +68,11 @@ BatchLayout LayOut(std::span<const SequenceInput> batch, const ForwardOptions& o
 Workspace::Workspace(kernels::Backend& backend) : kernels_(backend.MakeWorkspace()) {}
 
 Model::Model(weights::Checkpoint checkpoint, ModelConfig config, ModelWeights weights,
-             base::ThreadPool* pool)
+             std::unique_ptr<kernels::Backend> backend)
     : checkpoint_(std::move(checkpoint)),
       config_(std::move(config)),
       weights_(std::move(weights)),
-      backend_(std::make_unique<kernels::CpuBackend>(pool)) {
+      backend_(std::move(backend)) {
   if (config_.mla.rope.enabled) rope_.emplace(config_.mla.rope, config_.mla.qk_rope_dim);
   for (const LayerWeights& lw : weights_.layers) {
     experts_.push_back(lw.moe ? BuildExpertTable(lw.moe_weights) : ExpertTable{});
@@ -83,11 +83,17 @@ Model::~Model() = default;
 
 base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& dir,
                                                  base::ThreadPool* pool) {
+  return Load(dir, std::make_unique<kernels::CpuBackend>(pool));
+}
+
+base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& dir,
+                                                 std::unique_ptr<kernels::Backend> backend) {
+  K3_CHECK(backend != nullptr) << "Model::Load needs a backend";
   K3_ASSIGN_OR_RETURN(weights::Checkpoint checkpoint, weights::Checkpoint::Open(dir));
   K3_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(checkpoint.config_json()));
   K3_ASSIGN_OR_RETURN(ModelWeights w, LoadModelWeights(checkpoint, config));
   return std::unique_ptr<Model>(
-      new Model(std::move(checkpoint), std::move(config), std::move(w), pool));
+      new Model(std::move(checkpoint), std::move(config), std::move(w), std::move(backend)));
 }
 
 base::Status Model::Validate(std::span<const SequenceInput> batch, const KdaStatePool& states,

@@ -82,6 +82,9 @@ class Model {
   // The forward pass runs on a CpuBackend over `pool` (nullptr: the calling thread only).
   static base::Result<std::unique_ptr<Model>> Load(const std::filesystem::path& dir,
                                                    base::ThreadPool* pool = nullptr);
+  // The same on a backend of the caller's choice (docs/adding-a-backend.md).
+  static base::Result<std::unique_ptr<Model>> Load(const std::filesystem::path& dir,
+                                                   std::unique_ptr<kernels::Backend> backend);
   ~Model();
 
   const ModelConfig& config() const { return config_; }
@@ -104,7 +107,7 @@ class Model {
 
  private:
   Model(weights::Checkpoint checkpoint, ModelConfig config, ModelWeights weights,
-        base::ThreadPool* pool);
+        std::unique_ptr<kernels::Backend> backend);
   base::Status Validate(std::span<const SequenceInput> batch, const KdaStatePool& states,
                         const MlaCache& cache) const;
 

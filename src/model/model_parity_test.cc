@@ -1,6 +1,7 @@
 // Logit parity of the C++ runtime against the independent float64 NumPy reference (reference/),
-// for each family's tiny generated checkpoint: prefill logits at every prompt position, and a
-// 64-token greedy continuation run token by token through the decode paths.
+// for each family's tiny generated checkpoint and each backend (CpuBackend, and the scalar
+// ReferenceBackend run as a whole model): prefill logits at every prompt position, and a 64-token
+// greedy continuation run token by token through the decode paths.
 //
 // Tolerances (exact-precision path: float32 activations and accumulation, weights as stored):
 // every compared row's max |error| <= 1e-4 x its largest |logit| (observed: <= 2e-5). A wrong sign,
@@ -12,6 +13,8 @@
 
 #include <string>
 
+#include "kernels/cpu_backend.h"
+#include "kernels/reference/reference_backend.h"
 #include "model/greedy.h"
 #include "model/model.h"
 #include "model/model_test_util.h"
@@ -28,13 +31,21 @@ constexpr double kRelativeTolerance = 1e-4;
 constexpr double kRouterTieGap = 1e-5;
 constexpr double kLogitTieMargin = 1e-4;
 
-class ParityTest : public ::testing::TestWithParam<std::string> {
+// (family, backend).
+class ParityTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
  protected:
   void SetUp() override {
-    auto loaded = Model::Load(FamilyDir(GetParam()) + "/model", &pool_);
+    std::unique_ptr<kernels::Backend> backend;
+    if (std::get<1>(GetParam()) == "reference") {
+      backend = std::make_unique<kernels::reference::ReferenceBackend>();
+    } else {
+      backend = std::make_unique<kernels::CpuBackend>(&pool_);
+    }
+    auto loaded = Model::Load(FamilyDir(family()) + "/model", std::move(backend));
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     model_ = std::move(*loaded);
   }
+  const std::string& family() const { return std::get<0>(GetParam()); }
   // One forward over the whole prompt from an empty state, with logits at every position.
   ForwardResult PrefillEveryPosition(const std::vector<int32_t>& prompt,
                                      const ForwardOptions& options) {
@@ -56,7 +67,7 @@ class ParityTest : public ::testing::TestWithParam<std::string> {
 TEST_P(ParityTest, PrefillLogitsMatchTheReferenceAtEveryPosition) {
   for (KdaMode kda : {KdaMode::kRecurrent, KdaMode::kChunked}) {
     for (MlaMode mla : {MlaMode::kNaive, MlaMode::kAbsorbed, MlaMode::kAuto}) {
-      Reference ref = LoadReference(GetParam());
+      Reference ref = LoadReference(family());
       const auto& c = model_->config();
       ForwardOptions options;
       options.kda_mode = kda;
@@ -79,14 +90,14 @@ TEST_P(ParityTest, PrefillLogitsMatchTheReferenceAtEveryPosition) {
       }
       EXPECT_LE(skipped, out.rows / 10) << "too many routing near-ties to judge";
       std::printf("%s kda=%d mla=%d: worst relative error %.3g over %ld positions (%d near-ties)\n",
-                  GetParam().c_str(), static_cast<int>(kda), static_cast<int>(mla), worst,
+                  family().c_str(), static_cast<int>(kda), static_cast<int>(mla), worst,
                   static_cast<long>(out.rows), skipped);
     }
   }
 }
 
 TEST_P(ParityTest, GreedyContinuationMatchesTheReferenceTokenByToken) {
-  Reference ref = LoadReference(GetParam());
+  Reference ref = LoadReference(family());
   GreedyOptions options;
   options.max_tokens = static_cast<int>(ref.generated.size());
   options.stop_at_eos = false;
@@ -109,11 +120,11 @@ TEST_P(ParityTest, GreedyContinuationMatchesTheReferenceTokenByToken) {
     ASSERT_EQ(result->generated[step], ref.generated[step]) << "step " << step;
   }
   std::printf("%s: %zu greedy tokens identical, worst relative logit error %.3g\n",
-              GetParam().c_str(), ref.generated.size(), worst);
+              family().c_str(), ref.generated.size(), worst);
 }
 
 TEST_P(ParityTest, Mxfp8ExpertPathMatchesItsEmulation) {
-  Reference ref = LoadReference(GetParam(), "ref_mxfp8");
+  Reference ref = LoadReference(family(), "ref_mxfp8");
   const auto& c = model_->config();
   ForwardOptions options;
   options.mxfp8_experts = true;
@@ -127,11 +138,15 @@ TEST_P(ParityTest, Mxfp8ExpertPathMatchesItsEmulation) {
     worst = std::max(worst, e.relative);
     EXPECT_LE(e.relative, 2e-2) << "position " << t;
   }
-  std::printf("%s mxfp8: worst relative error %.3g\n", GetParam().c_str(), worst);
+  std::printf("%s mxfp8: worst relative error %.3g\n", family().c_str(), worst);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ParityTest, ::testing::Values("k3", "kimi_linear", "k2"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Families, ParityTest,
+                         ::testing::Combine(::testing::Values("k3", "kimi_linear", "k2"),
+                                            ::testing::Values("cpu", "reference")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
 
 }  // namespace
 }  // namespace k3::model

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """`k3 generate` end to end: on each family's tiny checkpoint, the printed ids (--ids) and the
 dumped logits (--dump-logits, float32 [steps, vocab]) must match the float64 reference's greedy
-continuation (ids identical; logits within 1e-4 of each row's largest |logit|).
+continuation (ids identical; logits within 1e-4 of each row's largest |logit|), on the default
+CPU backend and on the scalar reference backend (--backend reference); an unknown backend is a
+clear error.
 
     generate_cli_test.py K3_BINARY MODEL_REFS_DIR
 """
@@ -14,7 +16,7 @@ import tempfile
 import numpy as np
 
 
-def check(k3, family_dir):
+def check(k3, family_dir, backend):
     ref = json.load(open(os.path.join(family_dir, "ref.json")))
     steps = len(ref["generated_ids"])
     with tempfile.TemporaryDirectory() as tmp:
@@ -22,7 +24,7 @@ def check(k3, family_dir):
         out = subprocess.run(
             [k3, "generate", "--model", os.path.join(family_dir, "model"), "--prompt-ids",
              " ".join(map(str, ref["prompt_ids"])), "--max-tokens", str(steps), "--ids",
-             "--ignore-eos", "--dump-logits", dump],
+             "--ignore-eos", "--dump-logits", dump, "--backend", backend],
             check=True, capture_output=True, text=True).stdout
         ids = [int(x) for x in out.split()]
         got = np.fromfile(dump, dtype=np.float32).reshape(steps, ref["vocab_size"])
@@ -36,8 +38,13 @@ def check(k3, family_dir):
 def main():
     k3, refs = sys.argv[1], sys.argv[2]
     for family in ("k3", "kimi_linear", "k2"):
-        rel = check(k3, os.path.join(refs, family))
-        print(f"{family}: ids identical, worst relative logit error {rel:.2g}")
+        for backend in ("cpu", "reference"):
+            rel = check(k3, os.path.join(refs, family), backend)
+            print(f"{family} on {backend}: ids identical, worst relative logit error {rel:.2g}")
+    bad = subprocess.run([k3, "generate", "--model", os.path.join(refs, "k3", "model"),
+                          "--prompt-ids", "1 2", "--backend", "gpu"], capture_output=True, text=True)
+    assert bad.returncode == 1 and "--backend must be cpu or reference" in bad.stderr, bad.stderr
+    print("unknown backend: refused with a clear error")
 
 
 if __name__ == "__main__":
