@@ -144,23 +144,6 @@ double DecodeTokensPerSecond(const model::Model& m, int batch, int steps, int lo
   return batch * steps / Seconds(start);
 }
 
-double PrefillTokensPerSecond(const model::Model& m, int tokens) {
-  const auto& c = m.config();
-  const int page = 64;
-  const int num_pages = (tokens + page - 1) / page;
-  model::KdaStatePool states(c, 1, &m.backend());
-  model::MlaCache cache(c, num_pages, page, &m.backend());
-  model::Workspace workspace = m.MakeWorkspace();
-  std::vector<int32_t> pages(num_pages), ids(tokens);
-  std::iota(pages.begin(), pages.end(), 0);
-  for (int t = 0; t < tokens; ++t) ids[t] = (t * 7919) % c.vocab;
-  model::SequenceInput seq{ids, 0, 0, pages, 1};
-  model::ForwardResult out;
-  auto start = Clock::now();
-  K3_CHECK(m.Forward({&seq, 1}, {}, {states, cache, workspace}, &out).ok());
-  return tokens / Seconds(start);
-}
-
 // A `tokens`-token prompt prefilled in `chunk`-token forward passes, as the engine's token budget
 // cuts a long prompt. With `logits_every_chunk`, every chunk's last row also goes through the
 // final norm and lm_head (what the model did before SequenceInput::num_logit_rows); otherwise only
@@ -186,6 +169,11 @@ double ChunkedPrefillTokensPerSecond(const model::Model& m, int tokens, int chun
     K3_CHECK(m.Forward({&seq, 1}, {}, {states, cache, workspace}, &out).ok());
   }
   return tokens / Seconds(start);
+}
+
+// One forward pass over the whole prompt, logits for its last token.
+double PrefillTokensPerSecond(const model::Model& m, int tokens) {
+  return ChunkedPrefillTokensPerSecond(m, tokens, tokens, false);
 }
 
 // Seconds for the routed experts of one token in every MoE layer (top_k expert MLPs at latent

@@ -72,6 +72,7 @@ class Backend {
   virtual base::BlockAllocator& memory() = 0;
   DeviceBuffer Allocate(size_t bytes) { return DeviceBuffer(&memory(), bytes); }
   Workspace MakeWorkspace() { return Workspace(num_slots(), &memory()); }
+  // Copies and zeroing accept bytes == 0 with null pointers (an empty state or cache range).
   virtual void Copy(void* dst, const void* src, size_t bytes) = 0;           // backend -> backend
   virtual void CopyToDevice(void* dst, const void* host, size_t bytes) = 0;  // host -> backend
   virtual void CopyToHost(void* host, const void* src, size_t bytes) = 0;    // backend -> host
