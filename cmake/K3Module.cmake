@@ -1,9 +1,16 @@
-# k3_module(NAME SOURCES ... DEPS ...): one folder = one static library k3_<NAME>.
+# k3_module(NAME [UNITY] SOURCES ... DEPS ...): one folder = one static library k3_<NAME>.
 # Dependencies are PRIVATE unless listed under PUBLIC_DEPS; tools/check_includes.py enforces the
 # layering table in docs/architecture.md on the includes themselves.
+# UNITY compiles the sources in batches of 8 per translation unit (CMake unity build): for folders
+# of many small JSON/HTTP files, where parsing and instantiating the same headers dominates a clean
+# build (CI builds twice, release and ASan). Names in the sources' anonymous namespaces must then
+# be unique within the folder.
 function(k3_module name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PUBLIC_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "UNITY" "" "SOURCES;DEPS;PUBLIC_DEPS" ${ARGN})
   add_library(k3_${name} STATIC ${ARG_SOURCES})
+  if(ARG_UNITY)
+    set_target_properties(k3_${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
   target_include_directories(k3_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(k3_${name} PRIVATE ${K3_WARNING_FLAGS})
   target_link_libraries(k3_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_DEPS})

@@ -40,7 +40,7 @@ struct BenchEngineFlags {
   EngineFlags engine;
 };
 
-double Since(Clock::time_point t) {
+double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
@@ -81,7 +81,7 @@ LoadResult RunClosedLoop(engine::Engine& engine, int concurrency, int total, int
                                std::lock_guard lock(mutex);
                                if (*first && !o.tokens.empty()) {
                                  *first = false;
-                                 ttft_sum += Since(sent);
+                                 ttft_sum += SecondsSince(sent);
                                }
                                result.output_tokens += static_cast<int64_t>(o.tokens.size());
                                if (!o.finished()) return;
@@ -98,7 +98,7 @@ LoadResult RunClosedLoop(engine::Engine& engine, int concurrency, int total, int
   }
   std::unique_lock lock(mutex);
   done_cv.wait(lock, [&] { return finished == total; });
-  result.seconds = Since(start);
+  result.seconds = SecondsSince(start);
   result.mean_ttft = ttft_sum / total;
   return result;
 }
@@ -116,7 +116,7 @@ double TimeToFirstToken(engine::Engine& engine, std::vector<int32_t> prompt, int
   auto id = engine.Submit({std::move(prompt), params, [&](const engine::RequestOutput& o) {
                              std::lock_guard lock(mutex);
                              if (!o.finished()) return;
-                             ttft = Since(start);
+                             ttft = SecondsSince(start);
                              *cached = o.cached_tokens;
                              done = true;
                              cv.notify_all();
@@ -136,8 +136,8 @@ engine::EngineMetrics SettledMetrics(const engine::Engine& engine, int64_t finis
   }
 }
 
-std::unique_ptr<engine::Engine> MakeEngine(std::shared_ptr<const model::Model> model,
-                                           engine::EngineConfig config) {
+std::unique_ptr<engine::Engine> MakeBenchEngine(std::shared_ptr<const model::Model> model,
+                                                engine::EngineConfig config) {
   auto engine = engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), config);
   K3_CHECK(engine.ok()) << engine.status().ToString();
   (*engine)->Start();
@@ -153,7 +153,7 @@ void ThroughputTable(const BenchEngineFlags& f, std::shared_ptr<const model::Mod
     engine::EngineConfig config = f.engine.config;
     config.max_running = std::max(config.max_running, c);
     config.max_batched_tokens = std::max(config.max_batched_tokens, c);
-    auto engine = MakeEngine(model, config);
+    auto engine = MakeBenchEngine(model, config);
     const int total = std::max(4, f.waves * c);
     K3_LOG(kInfo) << "throughput: concurrency " << c << ", " << total << " requests of "
                   << f.prompt_len << " + " << f.output_len << " tokens";
@@ -181,7 +181,7 @@ void PrefixTables(const BenchEngineFlags& f, std::shared_ptr<const model::Model>
   for (int interval : f.intervals) {
     engine::EngineConfig config = f.engine.config;
     config.state_checkpoint_interval = interval;
-    auto engine = MakeEngine(model, config);
+    auto engine = MakeBenchEngine(model, config);
     K3_LOG(kInfo) << "prefix cache: " << f.ttft_prompt << "-token prompt, checkpoint interval "
                   << interval;
     int64_t cached = 0;
@@ -211,7 +211,7 @@ void PrefixTables(const BenchEngineFlags& f, std::shared_ptr<const model::Model>
   memory.Print();
 }
 
-int Run(BenchEngineFlags& f) {
+int RunBenchEngine(BenchEngineFlags& f) {
   if (auto s = f.engine.Finish(); !s.ok()) {
     K3_LOG(kError) << s.ToString();
     return 2;
@@ -273,7 +273,7 @@ CommandFn AddBenchEngineCommand(CLI::App& app) {
   return [f, levels, intervals]() {
     f->concurrency = ParseInts(*levels);
     f->intervals = ParseInts(*intervals);
-    return Run(*f);
+    return RunBenchEngine(*f);
   };
 }
 

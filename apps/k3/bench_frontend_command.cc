@@ -210,7 +210,7 @@ EngineTimes MeasureEngine(const BenchFrontendFlags& f) {
   return t;
 }
 
-int Run(const BenchFrontendFlags& f) {
+int RunBenchFrontend(const BenchFrontendFlags& f) {
   auto tokenizer = text::Tokenizer::FromKimiDirectory(f.shared + "/kimi/k3");
   if (!tokenizer.ok()) {
     K3_LOG(kError) << tokenizer.status().ToString();
@@ -272,7 +272,7 @@ CommandFn AddBenchFrontendCommand(CLI::App& bench) {
       ->capture_default_str();
   bench.add_option("--repeats", f->repeats, "Best of this many runs")->capture_default_str();
   bench.add_option("--threads", f->threads, "Model threads (0 = all cores)");
-  return [f] { return Run(*f); };
+  return [f] { return RunBenchFrontend(*f); };
 }
 
 }  // namespace k3::app

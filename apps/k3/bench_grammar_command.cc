@@ -70,7 +70,7 @@ int32_t EosId(const std::string& dir) {
 }
 
 // One schema, compiled, with its valid instances tokenized.
-struct Case {
+struct GrammarCase {
   std::string name;
   std::shared_ptr<const structured::Grammar> grammar;
   std::vector<std::vector<int32_t>> instances;
@@ -97,7 +97,7 @@ std::vector<std::vector<int32_t>> Tokenize(const gb::CorpusSchema& s, const text
   return out;
 }
 
-void ReplayAll(const Case& c, int32_t eos, gb::ReplayStats* stats, std::span<float> logits) {
+void ReplayAll(const GrammarCase& c, int32_t eos, gb::ReplayStats* stats, std::span<float> logits) {
   for (const auto& tokens : c.instances)
     gb::Replay({c.grammar, tokens, eos, c.name}, stats, logits);
 }
@@ -120,7 +120,7 @@ struct Results {
 void RunPasses(const std::vector<gb::CorpusSchema>& corpus, const text::Tokenizer& tok,
                const std::shared_ptr<const structured::Vocabulary>& vocab, int32_t eos,
                Results* r) {
-  std::vector<Case> cases;
+  std::vector<GrammarCase> cases;
   std::vector<float> logits(vocab->size(), 0.0f);  // [vocab] one row, overwritten by every apply
   for (const gb::CorpusSchema& s : corpus) {
     ++r->counts.schemas;
@@ -148,7 +148,7 @@ void RunPasses(const std::vector<gb::CorpusSchema>& corpus, const text::Tokenize
 
 std::string Verdict(bool met) { return met ? "MET" : "NOT MET"; }
 
-void PrintTargets(const gb::Summary& warm, const gb::Summary& compile, size_t violations) {
+void PrintGrammarTargets(const gb::Summary& warm, const gb::Summary& compile, size_t violations) {
   std::printf(
       "mask per token (warm): p50 %.1f us  p99 %.1f us  max %.0f us   target p50 <= %.0f, "
       "p99 <= %.0f; anchors: XGrammar < %.0f us, llguidance ~%.0f us\n",
@@ -192,7 +192,7 @@ void PrintReport(const Results& r) {
   std::printf("slowest warm masks:\n");
   for (const auto& s : r.warm.slowest) std::printf("  %9.0f us  %s\n", s.us, s.where.c_str());
   std::printf("\n");
-  PrintTargets(warm, compile, r.violations());
+  PrintGrammarTargets(warm, compile, r.violations());
 }
 
 Json SummaryJson(const std::vector<double>& samples) {
@@ -225,7 +225,7 @@ Json ToJson(const Results& r) {
   return j;
 }
 
-int Run(BenchGrammarFlags f) {
+int RunBenchGrammar(BenchGrammarFlags f) {
   const auto start = Clock::now();
   if (f.corpus == DefaultCorpus() && !std::filesystem::exists(f.corpus) &&
       std::filesystem::exists(kCorpusPath)) {
@@ -289,7 +289,7 @@ CommandFn AddBenchGrammarCommand(CLI::App& bench) {
                   "Rounds of the end-to-end decode comparison on the demo checkpoint (0 = skip)")
       ->capture_default_str();
   bench.add_flag("--json", f->json, "Also print a one-line JSON summary after the table");
-  return [f] { return Run(*f); };
+  return [f] { return RunBenchGrammar(*f); };
 }
 
 }  // namespace k3::app

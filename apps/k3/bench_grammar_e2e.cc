@@ -68,7 +68,7 @@ constexpr char kSchema[] = R"({
 })";
 
 // One batch run.
-struct Run {
+struct E2eRun {
   int64_t decode_tokens = 0;  // after each sequence's first token
   double decode_seconds = 0;
   int64_t steps = 0;
@@ -115,8 +115,8 @@ base::Result<Setup> MakeSetup(base::ThreadPool* pool) {
 
 // Runs the kSequences requests to completion. `max_tokens` empty: kMaxTokens and stop at EOS
 // (constrained); else per sequence, ignoring EOS.
-base::Result<Run> RunBatch(Setup& s, bool constrained, const std::vector<int64_t>& max_tokens) {
-  Run run;
+base::Result<E2eRun> RunBatch(Setup& s, bool constrained, const std::vector<int64_t>& max_tokens) {
+  E2eRun run;
   run.outputs.resize(kSequences);
   int started = 0;
   Clock::time_point decode_start, last;
@@ -157,7 +157,7 @@ base::Result<Run> RunBatch(Setup& s, bool constrained, const std::vector<int64_t
 
 // Replays the constrained outputs through fresh matchers on the (warm) grammar, timing every
 // FillMask; counts tokens outside their mask and outputs that are JSON objects.
-void ReplayOutputs(const Setup& s, const Run& run, E2eResult* r) {
+void ReplayOutputs(const Setup& s, const E2eRun& run, E2eResult* r) {
   structured::TokenSet mask(s.vocab->size());
   const int32_t eos = s.engine->info().eos_token_id;
   for (const auto& tokens : run.outputs) {
@@ -188,15 +188,15 @@ base::Result<E2eResult> RunDecodeBench(int rounds) {
   r.max_tokens = kMaxTokens;
   r.threads = pool.parallelism();
   K3_LOG(kInfo) << "e2e: first constrained run (cold grammar), " << kSequences << " sequences";
-  K3_ASSIGN_OR_RETURN(Run cold, RunBatch(s, true, {}));
+  K3_ASSIGN_OR_RETURN(E2eRun cold, RunBatch(s, true, {}));
   r.cold_tps = cold.tps();
   std::vector<int64_t> lengths;
   for (const auto& out : cold.outputs) lengths.push_back(static_cast<int64_t>(out.size()));
-  Run a_total, b_total;
+  E2eRun a_total, b_total;
   for (int round = 0; round < rounds; ++round) {
     K3_LOG(kInfo) << "e2e: round " << round + 1 << "/" << rounds;
-    K3_ASSIGN_OR_RETURN(Run a, RunBatch(s, false, lengths));
-    K3_ASSIGN_OR_RETURN(Run b, RunBatch(s, true, {}));
+    K3_ASSIGN_OR_RETURN(E2eRun a, RunBatch(s, false, lengths));
+    K3_ASSIGN_OR_RETURN(E2eRun b, RunBatch(s, true, {}));
     if (b.outputs != cold.outputs) ++r.nondeterministic;
     r.round_ratios.push_back(a.tps() > 0 ? b.tps() / a.tps() : 0);
     for (auto [total, run] : {std::pair{&a_total, &a}, std::pair{&b_total, &b}}) {

@@ -293,7 +293,7 @@ int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::Thre
   return 0;
 }
 
-int Run(const BenchModelFlags& f) {
+int RunBenchModel(const BenchModelFlags& f) {
   if (auto s = ApplyGemmPrecision(f.gemm_precision); !s.ok()) {
     K3_LOG(kError) << s.ToString();
     return 2;
@@ -357,7 +357,7 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
   return [f, batches, prefill]() {
     f->batches = ParseList(*batches);
     f->prefill = ParseList(*prefill);
-    return Run(*f);
+    return RunBenchModel(*f);
   };
 }
 

@@ -33,7 +33,7 @@ double EncodeMemoryGrowthMB(const BenchFlags& flags, const std::string& file) {
 }
 
 // Prints one line per target of the issue: the figure, the target and whether it is met.
-void PrintTargets(const nlohmann::json& r) {
+void PrintTokenizerTargets(const nlohmann::json& r) {
   std::printf("Targets:\n");
   Table table({"target", "measured", "goal", "met"});
   auto row = [&](const char* what, double value, const std::string& unit, const char* goal,
@@ -126,7 +126,7 @@ int FinishReport(const BenchFlags& flags, const Tokenizer& kimi, const Inputs& i
   } else {
     K3_LOG(kWarning) << "cl100k section skipped: " << cl.status().ToString();
   }
-  PrintTargets(*report);
+  PrintTokenizerTargets(*report);
   if (!flags.json_out.empty()) std::ofstream(flags.json_out) << report->dump(2) << "\n";
   if (!flags.keep_inputs) {
     std::error_code ec;

@@ -67,7 +67,7 @@ base::Status ParseModes(const GenerateFlags& f, model::ForwardOptions* options) 
   return base::Status::Ok();
 }
 
-base::Status Run(const GenerateFlags& f) {
+base::Status RunGenerate(const GenerateFlags& f) {
   base::ThreadPool pool(f.threads);
   K3_LOG(kInfo) << "loading " << f.model;
   K3_ASSIGN_OR_RETURN(auto backend, MakeBackend(f.backend, &pool));
@@ -149,7 +149,7 @@ CommandFn AddGenerateCommand(CLI::App& app) {
       std::fprintf(stderr, "k3 generate: give --prompt or --prompt-ids\n");
       return 2;
     }
-    base::Status status = Run(*f);
+    base::Status status = RunGenerate(*f);
     if (!status.ok()) {
       K3_LOG(kError) << status.ToString();
       return 1;

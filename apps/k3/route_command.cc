@@ -62,8 +62,8 @@ std::pair<double, double> DecisionTimeAt64Workers() {
 
 // The targets, for rows that were simulated. With --check, exit 1 if a checked one fails
 // (decision time is not checked: sanitizer builds are slow by design).
-int PrintTargets(const std::map<std::string, router::SimResult>& rows, double shared,
-                 double decision_p99_us, bool check) {
+int PrintRouteTargets(const std::map<std::string, router::SimResult>& rows, double shared,
+                      double decision_p99_us, bool check) {
   auto met = [](bool ok) { return ok ? "MET" : "NOT MET"; };
   bool failed = false;
   auto kv = rows.find("kv");
@@ -144,7 +144,7 @@ int RunSimulate(const SimulateFlags& f) {
       "\nrouting decision, 100K-token request (6,250 blocks of 16), 64 workers, hashing "
       "excluded: p50 %.1f us, p99 %.1f us\n",
       p50, p99);
-  return PrintTargets(rows, shared, p99, f.check);
+  return PrintRouteTargets(rows, shared, p99, f.check);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ struct SampleFlags {
   int threads = 0;
 };
 
-struct Case {
+struct SampleCase {
   nlohmann::json line;  // name + schema
   std::vector<std::vector<int32_t>> tokens;
   std::vector<bool> finished;
@@ -51,10 +51,10 @@ struct Case {
   std::string error;
 };
 
-base::Result<std::vector<Case>> ReadCases(const SampleFlags& f) {
+base::Result<std::vector<SampleCase>> ReadCases(const SampleFlags& f) {
   std::ifstream in(f.schemas);
   if (!in) return base::NotFound("cannot read " + f.schemas);
-  std::vector<Case> cases;
+  std::vector<SampleCase> cases;
   std::string line;
   for (int index = 0; std::getline(in, line);) {
     if (line.empty()) continue;
@@ -63,8 +63,8 @@ base::Result<std::vector<Case>> ReadCases(const SampleFlags& f) {
     if (!j.is_object() || !j.contains("schema")) {
       return base::InvalidArgument(f.schemas + ": each line needs a \"schema\"");
     }
-    cases.push_back(
-        Case{{{"name", j.value("name", "#" + std::to_string(index))}, {"schema", j["schema"]}}});
+    cases.push_back(SampleCase{
+        {{"name", j.value("name", "#" + std::to_string(index))}, {"schema", j["schema"]}}});
     if (f.limit > 0 && static_cast<int>(cases.size()) >= f.limit) break;
   }
   return cases;
@@ -96,10 +96,10 @@ base::Result<Loaded> LoadEngine(const SampleFlags& f, base::ThreadPool* pool) {
 }
 
 // Submits the cases to the engine, at most --window schemas in flight, and gathers each
-// completion's tokens and how it finished into its Case.
+// completion's tokens and how it finished into its SampleCase.
 class SampleRun {
  public:
-  SampleRun(const SampleFlags& f, const Loaded& loaded, std::vector<Case>* cases)
+  SampleRun(const SampleFlags& f, const Loaded& loaded, std::vector<SampleCase>* cases)
       : f_(f),
         tokenizer_(*loaded.tokenizer),
         engine_(*loaded.engine),
@@ -127,7 +127,7 @@ class SampleRun {
   // Compiles case i's schema (a failure is recorded in the case, not returned) and submits its
   // n completions with their own seed.
   base::Status Submit(size_t i) {
-    Case& c = cases_[i];
+    SampleCase& c = cases_[i];
     auto graph = structured::CompileSchema(c.line["schema"], {.closed_objects = true});
     if (!graph.ok()) {
       c.error = graph.status().message();
@@ -159,7 +159,7 @@ class SampleRun {
   // Engine thread: appends the tokens; a finished completion records whether it is complete.
   void OnOutput(size_t i, const engine::RequestOutput& o) {
     std::lock_guard<std::mutex> lock(mu_);
-    Case& c = cases_[i];
+    SampleCase& c = cases_[i];
     const auto index = static_cast<size_t>(o.index);
     c.tokens[index].insert(c.tokens[index].end(), o.tokens.begin(), o.tokens.end());
     if (o.finish_reason == engine::FinishReason::kNone) return;
@@ -177,7 +177,7 @@ class SampleRun {
   engine::Engine& engine_;
   const engine::RunnerInfo info_;
   const std::shared_ptr<const structured::Vocabulary> vocab_;
-  std::vector<Case>& cases_;
+  std::vector<SampleCase>& cases_;
   std::mutex mu_;
   std::condition_variable cv_;
   int in_flight_ = 0;  // cases submitted and not finished; guarded by mu_
@@ -185,11 +185,11 @@ class SampleRun {
 
 // One JSON line per case: outputs (decoded bytes without the EOS), finished, closed_by_budget;
 // or the schema's compile error.
-base::Status WriteOutputs(const std::string& path, std::vector<Case>& cases,
+base::Status WriteOutputs(const std::string& path, std::vector<SampleCase>& cases,
                           const text::Tokenizer& tokenizer, int32_t eos_token_id) {
   std::ofstream out(path);
   if (!out) return base::NotFound("cannot write " + path);
-  for (Case& c : cases) {
+  for (SampleCase& c : cases) {
     nlohmann::json line = c.line;
     if (!c.error.empty()) {
       line["error"] = c.error;
@@ -210,7 +210,7 @@ base::Status WriteOutputs(const std::string& path, std::vector<Case>& cases,
 }
 
 base::Status RunSample(const SampleFlags& f) {
-  K3_ASSIGN_OR_RETURN(std::vector<Case> cases, ReadCases(f));
+  K3_ASSIGN_OR_RETURN(std::vector<SampleCase> cases, ReadCases(f));
   base::ThreadPool pool(static_cast<size_t>(f.threads));
   K3_ASSIGN_OR_RETURN(Loaded loaded, LoadEngine(f, &pool));
   loaded.engine->Start();

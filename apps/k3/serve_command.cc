@@ -112,10 +112,10 @@ base::Status CheckFlags(ServeFlags& f) {
 
 // The checkpoint's model behind an engine (not started); KV events go to `kv_channel` when
 // --kv-events is set.
-base::Result<std::unique_ptr<engine::Engine>> MakeEngine(const ServeFlags& f,
-                                                         const std::string& dir,
-                                                         base::ThreadPool* pool,
-                                                         cache::KvEventChannel* kv_channel) {
+base::Result<std::unique_ptr<engine::Engine>> MakeServeEngine(const ServeFlags& f,
+                                                              const std::string& dir,
+                                                              base::ThreadPool* pool,
+                                                              cache::KvEventChannel* kv_channel) {
   K3_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> model, model::Model::Load(dir, pool));
   return engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(std::move(model)),
                                 f.engine.config, f.kv_events.empty() ? nullptr : kv_channel);
@@ -176,7 +176,7 @@ int Serve(ServeFlags& f) {
   auto format = serve::ChatFormat::FromCheckpoint(*dir);
   if (!format.ok()) return fail(format.status());
   cache::KvEventChannel kv_channel;
-  auto engine = MakeEngine(f, *dir, &pool, &kv_channel);
+  auto engine = MakeServeEngine(f, *dir, &pool, &kv_channel);
   if (!engine.ok()) return fail(engine.status());
   std::unique_ptr<kvwire::KvEventPublisher> publisher;
   std::string kv_info;

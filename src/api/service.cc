@@ -15,8 +15,8 @@ namespace {
 
 using Clock = serve::Generation::Clock;
 using Why = std::optional<std::string>;
-constexpr Dialect kOpenAi = Dialect::kOpenAi;
-constexpr Dialect kAnthropic = Dialect::kAnthropic;
+constexpr Dialect kOpenAiDialect = Dialect::kOpenAi;
+constexpr Dialect kAnthropicDialect = Dialect::kAnthropic;
 
 // Holds back the engine thread's output until the response has been opened on the IO side
 // (the engine may produce before Frontend::Start returns), so the order on the wire is always
@@ -183,7 +183,7 @@ void Service::Ok(const std::string& endpoint, std::string body, const Reply& res
 
 void Service::KvEvents(const Reply& responder) {
   if (config_.kv_events_info.empty()) {
-    return Fail(std::string(RouteOf(Endpoint::kKvEvents).path), kOpenAi,
+    return Fail(std::string(RouteOf(Endpoint::kKvEvents).path), kOpenAiDialect,
                 {404, "this server publishes no KV events", ""}, responder);
   }
   responder->Send(200, config_.kv_events_info);
@@ -195,10 +195,10 @@ void Service::Chat(const Json& body, const Reply& responder) {
   OpenAiRequest parsed;
   ApiError error;
   if (!ParseChatRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, kOpenAi, error, responder);
+    return Fail(endpoint, kOpenAiDialect, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok()) return Fail(endpoint, kOpenAi, FromStatus(prompt.status()), responder);
+  if (!prompt.ok()) return Fail(endpoint, kOpenAiDialect, FromStatus(prompt.status()), responder);
   ResponseMeta meta{NewId("chatcmpl-"), std::time(nullptr), config_.api.model_name};
   auto builder = std::make_shared<OpenAiResponseBuilder>(OpenAiResponseBuilder::Kind::kChat, meta,
                                                          parsed.generate.sampling.n, parsed.stream,
@@ -206,7 +206,7 @@ void Service::Chat(const Json& body, const Reply& responder) {
   Run(frontend_,
       RunSpec<OpenAiResponseBuilder>{
           endpoint, parsed.generate, *prompt, builder, parsed.stream, arrival, {}},
-      responder, FailWith(endpoint, kOpenAi, responder));
+      responder, FailWith(endpoint, kOpenAiDialect, responder));
 }
 
 void Service::Completion(const Json& body, const Reply& responder) {
@@ -215,10 +215,10 @@ void Service::Completion(const Json& body, const Reply& responder) {
   OpenAiRequest parsed;
   ApiError error;
   if (!ParseCompletionRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, kOpenAi, error, responder);
+    return Fail(endpoint, kOpenAiDialect, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok()) return Fail(endpoint, kOpenAi, FromStatus(prompt.status()), responder);
+  if (!prompt.ok()) return Fail(endpoint, kOpenAiDialect, FromStatus(prompt.status()), responder);
   std::string echo;
   if (parsed.generate.echo) {
     const std::vector<text::TokenId> ids(prompt->ids.begin(), prompt->ids.end());
@@ -232,7 +232,7 @@ void Service::Completion(const Json& body, const Reply& responder) {
   Run(frontend_,
       RunSpec<OpenAiResponseBuilder>{
           endpoint, parsed.generate, *prompt, builder, parsed.stream, arrival, {}},
-      responder, FailWith(endpoint, kOpenAi, responder));
+      responder, FailWith(endpoint, kOpenAiDialect, responder));
 }
 
 void Service::Messages(const Json& body, const Reply& responder) {
@@ -241,10 +241,11 @@ void Service::Messages(const Json& body, const Reply& responder) {
   AnthropicRequest parsed;
   ApiError error;
   if (!ParseMessagesRequest(body, config_.api, &parsed, &error)) {
-    return Fail(endpoint, kAnthropic, error, responder);
+    return Fail(endpoint, kAnthropicDialect, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok()) return Fail(endpoint, kAnthropic, FromStatus(prompt.status()), responder);
+  if (!prompt.ok())
+    return Fail(endpoint, kAnthropicDialect, FromStatus(prompt.status()), responder);
   ResponseMeta meta{NewId("msg_"), std::time(nullptr), config_.api.model_name};
   auto builder = std::make_shared<AnthropicResponseBuilder>(meta, parsed.stream);
   std::vector<std::string> first;
@@ -252,7 +253,7 @@ void Service::Messages(const Json& body, const Reply& responder) {
   Run(frontend_,
       RunSpec<AnthropicResponseBuilder>{endpoint, parsed.generate, *prompt, builder, parsed.stream,
                                         arrival, std::move(first)},
-      responder, FailWith(endpoint, kAnthropic, responder));
+      responder, FailWith(endpoint, kAnthropicDialect, responder));
 }
 
 void Service::CountTokens(const Json& body, const Reply& responder) {
@@ -260,9 +261,9 @@ void Service::CountTokens(const Json& body, const Reply& responder) {
   serve::ChatRequest chat;
   ApiError error;
   if (!ParseCountTokensRequest(body, &chat, &error))
-    return Fail(endpoint, kAnthropic, error, responder);
+    return Fail(endpoint, kAnthropicDialect, error, responder);
   auto count = frontend_->CountChatTokens(chat);
-  if (!count.ok()) return Fail(endpoint, kAnthropic, FromStatus(count.status()), responder);
+  if (!count.ok()) return Fail(endpoint, kAnthropicDialect, FromStatus(count.status()), responder);
   Ok(endpoint, Dump(Json{{"input_tokens", *count}}), responder);
 }
 
@@ -295,7 +296,7 @@ void Service::Tokenize(const Json& body, const Reply& responder) {
   const std::string endpoint = "/tokenize";
   std::vector<text::TokenId> ids;
   ApiError error;
-  if (!TokenizeBody(body, &ids, &error)) return Fail(endpoint, kOpenAi, error, responder);
+  if (!TokenizeBody(body, &ids, &error)) return Fail(endpoint, kOpenAiDialect, error, responder);
   Ok(endpoint,
      Dump(Json{
          {"count", ids.size()}, {"max_model_len", frontend_->max_model_len()}, {"tokens", ids}}),
@@ -311,11 +312,11 @@ void Service::Detokenize(const Json& body, const Reply& responder) {
     ids.push_back(id.get<text::TokenId>());
   }
   if (!list || ids.size() != body["tokens"].size()) {
-    return Fail(endpoint, kOpenAi, BadRequest("'tokens' must be a list of token ids", "tokens"),
-                responder);
+    return Fail(endpoint, kOpenAiDialect,
+                BadRequest("'tokens' must be a list of token ids", "tokens"), responder);
   }
   auto text = frontend_->tokenizer().Decode(ids);
-  if (!text.ok()) return Fail(endpoint, kOpenAi, FromStatus(text.status()), responder);
+  if (!text.ok()) return Fail(endpoint, kOpenAiDialect, FromStatus(text.status()), responder);
   Ok(endpoint, Dump(Json{{"prompt", *text}}), responder);
 }
 

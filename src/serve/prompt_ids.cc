@@ -5,7 +5,7 @@
 namespace k3::serve {
 namespace {
 
-std::vector<int32_t> ToEngineIds(const std::vector<text::TokenId>& ids) {
+std::vector<int32_t> ToEngineTokenIds(const std::vector<text::TokenId>& ids) {
   return std::vector<int32_t>(ids.begin(), ids.end());
 }
 
@@ -19,14 +19,14 @@ base::Result<std::vector<int32_t>> EncodeRenderedChat(const text::Tokenizer& tok
     segments.push_back({segment.text, segment.allow_special});
   }
   K3_ASSIGN_OR_RETURN(auto ids, tokenizer.EncodeSegments(segments));
-  return ToEngineIds(ids);
+  return ToEngineTokenIds(ids);
 }
 
 base::Result<std::vector<int32_t>> EncodeCompletionPrompt(const text::Tokenizer& tokenizer,
                                                           const GenerateRequest& request) {
   if (request.prompt_ids.empty()) {
     K3_ASSIGN_OR_RETURN(auto ids, tokenizer.Encode(request.prompt, text::SpecialMode::kAll));
-    return ToEngineIds(ids);
+    return ToEngineTokenIds(ids);
   }
   const auto vocab = static_cast<int32_t>(tokenizer.vocab_size());
   for (int32_t id : request.prompt_ids) {

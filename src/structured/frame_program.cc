@@ -6,9 +6,9 @@
 namespace k3::structured {
 namespace {
 
-bool IsDigit(int32_t e) { return e >= '0' && e <= '9'; }
+bool IsAsciiDigit(int32_t e) { return e >= '0' && e <= '9'; }
 
-int32_t NextPc(const Op& op, uint32_t pc) { return op.next >= 0 ? op.next : int32_t(pc) + 1; }
+int32_t NextOpPc(const Op& op, uint32_t pc) { return op.next >= 0 ? op.next : int32_t(pc) + 1; }
 
 void Jump(Frame& f, int32_t pc) {
   f.a = static_cast<uint32_t>(pc);
@@ -47,12 +47,12 @@ StepResult StepProgram(const Grammar& g, Frame& f, int32_t e) {
   switch (op.kind) {
     case Op::kSpecial:
       if (e != SpecialEvent(op.special)) return MakeStep(StepKind::kReject);
-      Jump(f, NextPc(op, f.a));
+      Jump(f, NextOpPc(op, f.a));
       return MakeStep(StepKind::kConsume);
     case Op::kBytes: {
       bool done = false;
       StepResult r = MatchBytes(f, op.bytes, e, &done);
-      if (done) Jump(f, NextPc(op, f.a));
+      if (done) Jump(f, NextOpPc(op, f.a));
       return r;
     }
     case Op::kFreeText:
@@ -75,12 +75,12 @@ StepResult StepProgram(const Grammar& g, Frame& f, int32_t e) {
                       op.k3 ? K3ArgsFrame(tool.k3_node) : ValueFrame(tool.args_node));
     }
     case Op::kDigits:
-      if (IsDigit(e) && int(f.b) < op.max_digits) {
+      if (IsAsciiDigit(e) && int(f.b) < op.max_digits) {
         ++f.b;
         return MakeStep(StepKind::kConsume);
       }
       if (int(f.b) < op.min_digits) return MakeStep(StepKind::kReject);
-      Jump(f, NextPc(op, f.a));
+      Jump(f, NextOpPc(op, f.a));
       return MakeStep(StepKind::kRetry);
     case Op::kJump:
       Jump(f, op.next);
@@ -98,7 +98,7 @@ StepResult StepProgram(const Grammar& g, Frame& f, int32_t e) {
 void OnProgramChildDone(const Grammar& g, Frame& parent, int32_t result) {
   const Op& op = g.program(parent.node).ops[parent.a];
   if (op.kind == Op::kToolName) parent.c = static_cast<uint64_t>(g.tool_of_literal()[result]);
-  Jump(parent, NextPc(op, parent.a));
+  Jump(parent, NextOpPc(op, parent.a));
 }
 
 StepResult StepK3(const Grammar& g, Frame& f, int32_t e) {

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kArea = "anthropic";
+constexpr const char* kAnthropicArea = "anthropic";
 
 json AnthropicTools() {
   json tools = json::array();
@@ -121,9 +121,9 @@ CheckList ShapeChecks(const CheckContext& ctx) {
               expected.dump().substr(0, 120) + " " + plain.json["stop_reason"].dump();
     }
   }
-  return {PassUnless(kArea, "messages_shape", shape),
-          PassUnless(kArea, "messages_stream_event_order", order),
-          PassUnless(kArea, "messages_stream_matches_non_stream", agree)};
+  return {PassUnless(kAnthropicArea, "messages_shape", shape),
+          PassUnless(kAnthropicArea, "messages_stream_event_order", order),
+          PassUnless(kAnthropicArea, "messages_stream_matches_non_stream", agree)};
 }
 
 CheckList ToolChecks(const CheckContext& ctx) {
@@ -157,9 +157,9 @@ CheckList ToolChecks(const CheckContext& ctx) {
     }
     if (streamed.empty()) streamed = ToolUseError(message, "");
   }
-  return {PassUnless(kArea, "messages_tool_choice_any", any),
-          PassUnless(kArea, "messages_tool_choice_named", named),
-          PassUnless(kArea, "messages_tool_use_streamed", streamed)};
+  return {PassUnless(kAnthropicArea, "messages_tool_choice_any", any),
+          PassUnless(kAnthropicArea, "messages_tool_choice_named", named),
+          PassUnless(kAnthropicArea, "messages_tool_use_streamed", streamed)};
 }
 
 CheckList ConversationChecks(const CheckContext& ctx) {
@@ -200,9 +200,9 @@ CheckList ConversationChecks(const CheckContext& ctx) {
       reply.json["usage"]["output_tokens"] == 3) {
     limit = "3 of 3 tokens used but stop_reason " + reply.json["stop_reason"].dump();
   }
-  return {PassUnless(kArea, "messages_tool_result_round_trip", round_trip),
-          PassUnless(kArea, "messages_count_tokens_matches_usage", count),
-          PassUnless(kArea, "messages_stop_reason_max_tokens", limit)};
+  return {PassUnless(kAnthropicArea, "messages_tool_result_round_trip", round_trip),
+          PassUnless(kAnthropicArea, "messages_count_tokens_matches_usage", count),
+          PassUnless(kAnthropicArea, "messages_stop_reason_max_tokens", limit)};
 }
 
 }  // namespace

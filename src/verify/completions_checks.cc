@@ -8,7 +8,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kArea = "completions";
+constexpr const char* kCompletionsArea = "completions";
 constexpr const char* kPrompt = "The capital of France is";
 
 json CompletionBody(const CheckContext& ctx, int max_tokens) {
@@ -36,7 +36,7 @@ std::string ReadText(const Reply& reply, std::string* error) {
 CheckResult BasicCheck(const CheckContext& ctx) {
   std::string error;
   ReadText(ctx.client->Post("/v1/completions", CompletionBody(ctx, 8)), &error);
-  return PassUnless(kArea, "completions_basic", error);
+  return PassUnless(kCompletionsArea, "completions_basic", error);
 }
 
 CheckResult EchoCheck(const CheckContext& ctx) {
@@ -47,7 +47,7 @@ CheckResult EchoCheck(const CheckContext& ctx) {
   if (error.empty() && !text.starts_with(kPrompt)) {
     error = "echo: text does not start with the prompt: '" + text.substr(0, 80) + "'";
   }
-  return PassUnless(kArea, "completions_echo", error);
+  return PassUnless(kCompletionsArea, "completions_echo", error);
 }
 
 // logprobs 2: {tokens, token_logprobs, top_logprobs, text_offset}, one entry per completion
@@ -87,8 +87,8 @@ CheckList LogprobsChecks(const CheckContext& ctx) {
   std::string error;
   const std::string text = ReadText(reply, &error);
   if (!error.empty()) {
-    return {Fail(kArea, "completions_logprobs", error),
-            Fail(kArea, "completions_special_tokens_in_text", error)};
+    return {Fail(kCompletionsArea, "completions_logprobs", error),
+            Fail(kCompletionsArea, "completions_special_tokens_in_text", error)};
   }
   const json logprobs = reply.json["choices"][0].value("logprobs", json());
   error = LogprobsShapeError(logprobs, reply.json["usage"]);
@@ -103,31 +103,32 @@ CheckList LogprobsChecks(const CheckContext& ctx) {
       special = "generated token " + token + " is missing from text '" + text + "'";
     }
   }
-  return {PassUnless(kArea, "completions_logprobs", error),
-          PassUnless(kArea, "completions_special_tokens_in_text", special)};
+  return {PassUnless(kCompletionsArea, "completions_logprobs", error),
+          PassUnless(kCompletionsArea, "completions_special_tokens_in_text", special)};
 }
 
 CheckResult StreamCheck(const CheckContext& ctx) {
   json body = CompletionBody(ctx, 8);
   std::string error;
   const std::string text = ReadText(ctx.client->Post("/v1/completions", body), &error);
-  if (!error.empty()) return Fail(kArea, "completions_stream", "non-streamed: " + error);
+  if (!error.empty()) return Fail(kCompletionsArea, "completions_stream", "non-streamed: " + error);
   body["stream"] = true;
   const Reply reply = ctx.client->Post("/v1/completions", body);
   if (reply.status != 200 || !reply.streamed) {
-    return Fail(kArea, "completions_stream", "expected a 200 stream, got " + Describe(reply));
+    return Fail(kCompletionsArea, "completions_stream",
+                "expected a 200 stream, got " + Describe(reply));
   }
   ChatStreamExpectations expect;
   expect.object = "text_completion";
   ChatStreamSummary summary;
   if (auto e = ValidateChatStream(ParseSse(reply.events), expect, &summary); !e.empty()) {
-    return Fail(kArea, "completions_stream", e);
+    return Fail(kCompletionsArea, "completions_stream", e);
   }
   if (summary.content != text) {
-    return Fail(kArea, "completions_stream",
+    return Fail(kCompletionsArea, "completions_stream",
                 "streamed text '" + summary.content + "' differs from non-streamed '" + text + "'");
   }
-  return Pass(kArea, "completions_stream");
+  return Pass(kCompletionsArea, "completions_stream");
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kArea = "structured";
+constexpr const char* kStructuredArea = "structured";
 
 json PersonSchema() {
   return {{"type", "object"},
@@ -67,9 +67,11 @@ CheckList RunStructuredChecks(const CheckContext& ctx) {
       {"type", "json_schema"},
       {"json_schema", {{"name", "person"}, {"strict", true}, {"schema", schema}}}};
   return {
-      PassUnless(kArea, "json_object", StructuredError(ctx, object_format, nullptr, false)),
-      PassUnless(kArea, "json_schema_strict", StructuredError(ctx, schema_format, &schema, false)),
-      PassUnless(kArea, "json_schema_strict_streamed",
+      PassUnless(kStructuredArea, "json_object",
+                 StructuredError(ctx, object_format, nullptr, false)),
+      PassUnless(kStructuredArea, "json_schema_strict",
+                 StructuredError(ctx, schema_format, &schema, false)),
+      PassUnless(kStructuredArea, "json_schema_strict_streamed",
                  StructuredError(ctx, schema_format, &schema, true)),
   };
 }

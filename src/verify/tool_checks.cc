@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kArea = "tools";
+constexpr const char* kToolArea = "tools";
 
 // One non-streamed request with WeatherTools() and the given tool_choice fields.
 struct ToolAnswer {
@@ -57,7 +57,7 @@ std::string ForcedCallError(const ToolAnswer& asked) {
 }
 
 CheckResult RequiredCheck(const CheckContext& ctx) {
-  return PassUnless(kArea, "tool_choice_required",
+  return PassUnless(kToolArea, "tool_choice_required",
                     ForcedCallError(AskWithTools(ctx, {{"tool_choice", "required"}})));
 }
 
@@ -70,7 +70,7 @@ CheckResult NamedCheck(const CheckContext& ctx) {
       error = "expected only get_time calls, got " + CallNames(asked.answer);
     }
   }
-  return PassUnless(kArea, "tool_choice_named_function", error);
+  return PassUnless(kToolArea, "tool_choice_named_function", error);
 }
 
 CheckResult NoneCheck(const CheckContext& ctx) {
@@ -83,7 +83,7 @@ CheckResult NoneCheck(const CheckContext& ctx) {
   } else if (error.empty() && asked.answer.content.find("<|tool_call") != std::string::npos) {
     error = "raw tool-call markup leaked into content";
   }
-  return PassUnless(kArea, "tool_choice_none", error);
+  return PassUnless(kToolArea, "tool_choice_none", error);
 }
 
 CheckResult ParallelFalseCheck(const CheckContext& ctx) {
@@ -93,7 +93,7 @@ CheckResult ParallelFalseCheck(const CheckContext& ctx) {
   if (error.empty() && asked.answer.tool_calls.size() > 1) {
     error = "parallel_tool_calls false allows at most one call, got " + CallNames(asked.answer);
   }
-  return PassUnless(kArea, "parallel_tool_calls_false", error);
+  return PassUnless(kToolArea, "parallel_tool_calls_false", error);
 }
 
 // OpenAI: type "function", id a non-empty string unique in the response. Kimi (spec §3.1):
@@ -101,26 +101,29 @@ CheckResult ParallelFalseCheck(const CheckContext& ctx) {
 // counter, so within one turn the indices are distinct and increase.
 CheckResult IdCheck(const CheckContext& ctx) {
   const ToolAnswer asked = AskWithTools(ctx, {{"tool_choice", "required"}});
-  if (!asked.error.empty()) return Fail(kArea, "tool_call_ids", asked.error);
-  if (asked.answer.tool_calls.empty()) return Fail(kArea, "tool_call_ids", "no tool call to check");
+  if (!asked.error.empty()) return Fail(kToolArea, "tool_call_ids", asked.error);
+  if (asked.answer.tool_calls.empty())
+    return Fail(kToolArea, "tool_call_ids", "no tool call to check");
   static const std::regex kKimiId(R"(functions\.([A-Za-z0-9_\-\.]+):([0-9]+))");
   std::set<std::string> seen;
   long last_idx = -1;
   for (const auto& call : asked.answer.tool_calls) {
-    if (call.type != "function") return Fail(kArea, "tool_call_ids", "type '" + call.type + "'");
+    if (call.type != "function")
+      return Fail(kToolArea, "tool_call_ids", "type '" + call.type + "'");
     if (call.id.empty() || !seen.insert(call.id).second) {
-      return Fail(kArea, "tool_call_ids", "empty or repeated id '" + call.id + "'");
+      return Fail(kToolArea, "tool_call_ids", "empty or repeated id '" + call.id + "'");
     }
     std::smatch match;
     if (!std::regex_match(call.id, match, kKimiId) || match[1] != call.name) {
-      return Fail(kArea, "tool_call_ids",
+      return Fail(kToolArea, "tool_call_ids",
                   "id '" + call.id + "' is not functions." + call.name + ":IDX (Kimi id format)");
     }
     const long idx = std::stol(match[2]);
-    if (idx <= last_idx) return Fail(kArea, "tool_call_ids", "indices do not increase: " + call.id);
+    if (idx <= last_idx)
+      return Fail(kToolArea, "tool_call_ids", "indices do not increase: " + call.id);
     last_idx = idx;
   }
-  return Pass(kArea, "tool_call_ids");
+  return Pass(kToolArea, "tool_call_ids");
 }
 
 // A finished tool round trip: the assistant's call and the tool's result sent back are accepted
@@ -139,7 +142,7 @@ CheckResult RoundTripCheck(const CheckContext& ctx) {
   std::string error = ExpectOkJson(reply);
   ChatStreamSummary answer;
   if (error.empty()) error = ReadChatCompletion(reply.json, &answer);
-  return PassUnless(kArea, "tool_result_round_trip", error);
+  return PassUnless(kToolArea, "tool_result_round_trip", error);
 }
 
 }  // namespace

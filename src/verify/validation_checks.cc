@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kArea = "errors";
+constexpr const char* kValidationArea = "errors";
 
 struct BadCase {
   const char* name;
@@ -100,20 +100,20 @@ CheckResult RunBadCase(const CheckContext& ctx, const BadCase& bad) {
   const Reply reply = ctx.client->Post(bad.path, body);
   const ErrorShape shape =
       std::string(bad.path) == "/v1/messages" ? ErrorShape::kAnthropic : ErrorShape::kOpenAI;
-  return PassUnless(kArea, bad.name, ExpectError(reply, 400, shape));
+  return PassUnless(kValidationArea, bad.name, ExpectError(reply, 400, shape));
 }
 
 CheckList BodyAndEndpointChecks(const CheckContext& ctx) {
   CheckList out;
   Reply reply = ctx.client->Send("POST", "/v1/chat/completions", "{\"model\": ");
-  out.push_back(
-      PassUnless(kArea, "chat.body_not_json", ExpectError(reply, 400, ErrorShape::kOpenAI)));
+  out.push_back(PassUnless(kValidationArea, "chat.body_not_json",
+                           ExpectError(reply, 400, ErrorShape::kOpenAI)));
   reply = ctx.client->Send("POST", "/v1/messages", "{\"model\": ");
-  out.push_back(
-      PassUnless(kArea, "messages.body_not_json", ExpectError(reply, 400, ErrorShape::kAnthropic)));
+  out.push_back(PassUnless(kValidationArea, "messages.body_not_json",
+                           ExpectError(reply, 400, ErrorShape::kAnthropic)));
   reply = ctx.client->Get("/v1/k3-verify-no-such-endpoint");
-  out.push_back(
-      PassUnless(kArea, "unknown_endpoint_404", ExpectError(reply, 404, ErrorShape::kAny)));
+  out.push_back(PassUnless(kValidationArea, "unknown_endpoint_404",
+                           ExpectError(reply, 404, ErrorShape::kAny)));
   return out;
 }
 
@@ -124,22 +124,22 @@ CheckList AuthChecks(const CheckContext& ctx) {
                          "auth.wrong_key_models"};
   CheckList out;
   if (!ctx.has_api_key) {
-    for (const char* name : names) out.push_back(Skip(kArea, name, "no --api-key given"));
+    for (const char* name : names) out.push_back(Skip(kValidationArea, name, "no --api-key given"));
     return out;
   }
   const json chat = ChatBody(ctx, "hi", 4);
-  out.push_back(PassUnless(kArea, names[0],
+  out.push_back(PassUnless(kValidationArea, names[0],
                            ExpectError(ctx.client->Post("/v1/chat/completions", chat, Auth::kWrong),
                                        401, ErrorShape::kOpenAI)));
-  out.push_back(PassUnless(kArea, names[1],
+  out.push_back(PassUnless(kValidationArea, names[1],
                            ExpectError(ctx.client->Post("/v1/chat/completions", chat, Auth::kNone),
                                        401, ErrorShape::kOpenAI)));
   out.push_back(PassUnless(
-      kArea, names[2],
+      kValidationArea, names[2],
       ExpectError(ctx.client->Post("/v1/messages", MessagesBody(ctx, "hi", 4), Auth::kWrong), 401,
                   ErrorShape::kAnthropic)));
   out.push_back(PassUnless(
-      kArea, names[3],
+      kValidationArea, names[3],
       ExpectError(ctx.client->Get("/v1/models", Auth::kWrong), 401, ErrorShape::kOpenAI)));
   return out;
 }

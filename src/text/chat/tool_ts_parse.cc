@@ -16,7 +16,7 @@ bool IsString(const TsJson& json, std::string_view text) {
   return json.is_string() && json.get_ref<const std::string&>() == text;
 }
 
-const TsJson* Member(const TsJson& object, const char* key) {
+const TsJson* FindMember(const TsJson& object, const char* key) {
   auto it = object.find(key);
   return it == object.end() ? nullptr : &*it;
 }
@@ -31,7 +31,7 @@ std::unique_ptr<TsType> NewType(TsKind kind, const TsJson* schema,
   auto type = std::make_unique<TsType>();
   type->kind = kind;
   if (schema == nullptr) return type;
-  type->description = Member(*schema, "description");
+  type->description = FindMember(*schema, "description");
   for (auto it = schema->begin(); it != schema->end(); ++it) {
     for (std::string_view key : allowed) {
       if (it.key() == key) type->constraints.emplace_back(it.key(), &it.value());
@@ -70,7 +70,7 @@ std::unique_ptr<TsType> TsParser::Parse(const TsJson& schema, int depth) {
   if (schema.contains("$ref")) return ParseRef(schema);
   if (schema.contains("anyOf")) return ParseAnyOf(schema, depth);
   if (schema.contains("enum")) return ParseEnum(schema);
-  if (const TsJson* type = Member(schema, "type")) {
+  if (const TsJson* type = FindMember(schema, "type")) {
     if (type->is_array()) return ParseUnion(schema);
     if (IsString(*type, "object")) return ParseObject(schema, depth);
     if (IsString(*type, "array")) return ParseArray(schema, depth);
@@ -84,10 +84,10 @@ std::unique_ptr<TsType> TsParser::ParseObject(const TsJson& schema, int depth) {
   if (depth > kMaxToolSchemaDepth || !schema.is_object()) return nullptr;
   auto type = NewType(TsKind::kObject, &schema);
   if (schema.empty()) return type;
-  if (const TsJson* defs = Member(schema, "$defs")) {
+  if (const TsJson* defs = FindMember(schema, "$defs")) {
     if (!registry_->Register(*defs)) return nullptr;
   }
-  if (const TsJson* extra = Member(schema, "additionalProperties")) {
+  if (const TsJson* extra = FindMember(schema, "additionalProperties")) {
     if (extra->is_object()) {
       type->extra_type = Parse(*extra, depth + 1);
       if (!type->extra_type) return nullptr;
@@ -108,7 +108,7 @@ bool TsParser::ParseProperties(const TsJson& schema, TsType* object, int depth) 
   const TsJson& properties = schema["properties"];
   if (!properties.is_object()) return false;  // .keys() raises
   std::unordered_set<std::string> required;
-  if (const TsJson* list = Member(schema, "required")) {
+  if (const TsJson* list = FindMember(schema, "required")) {
     if (list->is_array()) {
       for (const TsJson& item : *list) {
         if (item.is_array() || item.is_object()) return false;  // unhashable
@@ -127,7 +127,7 @@ bool TsParser::ParseProperties(const TsJson& schema, TsType* object, int depth) 
     param.type = Parse(it.value(), depth + 1);
     if (!param.type) return false;
     param.optional = required.count(param.name) == 0;
-    if (it.value().is_object()) param.default_value = Member(it.value(), "default");
+    if (it.value().is_object()) param.default_value = FindMember(it.value(), "default");
     object->properties.push_back(std::move(param));
   }
   return true;
@@ -135,7 +135,7 @@ bool TsParser::ParseProperties(const TsJson& schema, TsType* object, int depth) 
 
 std::unique_ptr<TsType> TsParser::ParseArray(const TsJson& schema, int depth) {
   auto type = NewType(TsKind::kArray, &schema, kArrayConstraints);
-  const TsJson* items = Member(schema, "items");
+  const TsJson* items = FindMember(schema, "items");
   type->item = (items != nullptr && PyTruthy(*items)) ? Parse(*items, depth + 1) : AnyType();
   return type->item ? std::move(type) : nullptr;
 }
@@ -143,7 +143,7 @@ std::unique_ptr<TsType> TsParser::ParseArray(const TsJson& schema, int depth) {
 std::unique_ptr<TsType> TsParser::ParseEnum(const TsJson& schema) {
   auto type = NewType(TsKind::kEnum, &schema);
   type->enum_values = &schema["enum"];
-  const TsJson* declared = Member(schema, "type");
+  const TsJson* declared = FindMember(schema, "type");
   if (declared == nullptr) return type;  // no check; rendering iterates the values
   if (declared->is_array()) {
     if (declared->size() == 2) {
@@ -205,7 +205,7 @@ std::unique_ptr<TsType> TsParser::ParseRef(const TsJson& schema) {
   std::string name = path.substr(path.rfind('/') + 1);
   const TsJson* resolved = registry_->Find(name);
   if (resolved == nullptr || !resolved->is_object()) return nullptr;  // not found / .get raises
-  const TsJson* self_ref = Member(*resolved, "$self_ref");
+  const TsJson* self_ref = FindMember(*resolved, "$self_ref");
   type->ref_name = (self_ref != nullptr && PyTruthy(*self_ref)) ? "parameters" : name;
   return type;
 }

@@ -14,7 +14,7 @@ base::Result<Value> OneArg(std::string_view name, const CallArgs& args) {
   return a[0];
 }
 
-base::Status NoArgs(std::string_view name, const CallArgs& args) {
+base::Status CheckNoArgs(std::string_view name, const CallArgs& args) {
   if (args.positional.empty() && args.keyword.empty()) return base::Status::Ok();
   return base::InvalidArgument("test '" + std::string(name) + "' takes no arguments");
 }
@@ -60,7 +60,7 @@ std::optional<bool> TypeTest(std::string_view name, const Value& v) {
 
 base::Result<bool> RunTest(std::string_view name, const Value& value, const CallArgs& args) {
   if (std::optional<bool> result = TypeTest(name, value)) {
-    K3_RETURN_IF_ERROR(NoArgs(name, args));
+    K3_RETURN_IF_ERROR(CheckNoArgs(name, args));
     return *result;
   }
   if (std::optional<Op> op = ComparisonTest(name)) {
@@ -75,7 +75,7 @@ base::Result<bool> RunTest(std::string_view name, const Value& value, const Call
     return false;
   }
   if (name == "odd" || name == "even") {
-    K3_RETURN_IF_ERROR(NoArgs(name, args));
+    K3_RETURN_IF_ERROR(CheckNoArgs(name, args));
     K3_ASSIGN_OR_RETURN(int64_t n, IntArg(value, name));
     return (n % 2 != 0) == (name == "odd");
   }
