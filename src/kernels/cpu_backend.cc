@@ -17,19 +17,6 @@ void CpuBackend::CheckSlots(const Workspace& ws) const {
       << "workspace has " << ws.num_slots() << " slots, the backend runs " << num_slots();
 }
 
-void CpuBackend::Copy(void* dst, const void* src, size_t bytes) {
-  if (bytes != 0) std::memmove(dst, src, bytes);
-}
-void CpuBackend::CopyToDevice(void* dst, const void* host, size_t bytes) {
-  if (bytes != 0) std::memcpy(dst, host, bytes);
-}
-void CpuBackend::CopyToHost(void* host, const void* src, size_t bytes) {
-  if (bytes != 0) std::memcpy(host, src, bytes);
-}
-void CpuBackend::Zero(void* dst, size_t bytes) {
-  if (bytes != 0) std::memset(dst, 0, bytes);
-}
-
 void CpuBackend::MatMul(const float* x, int64_t rows, const WeightMatrix& w, float* y,
                         Workspace& ws) {
   kernels::MatMul(x, rows, w, y, pool_, &ws.arena());

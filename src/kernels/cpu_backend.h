@@ -5,11 +5,11 @@
 #pragma once
 
 #include "base/thread_pool.h"
-#include "kernels/backend.h"
+#include "kernels/host_backend.h"
 
 namespace k3::kernels {
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public HostBackend {
  public:
   explicit CpuBackend(base::ThreadPool* pool = nullptr) : pool_(pool) {}
 
@@ -19,13 +19,6 @@ class CpuBackend final : public Backend {
   base::ThreadPool* pool() const { return pool_; }
   const char* name() const override { return "cpu"; }
   size_t num_slots() const override { return pool_ ? pool_->parallelism() : 1; }
-
-  bool memory_is_host() const override { return true; }
-  base::BlockAllocator& memory() override { return base::HostBlockAllocator(); }
-  void Copy(void* dst, const void* src, size_t bytes) override;
-  void CopyToDevice(void* dst, const void* host, size_t bytes) override;
-  void CopyToHost(void* host, const void* src, size_t bytes) override;
-  void Zero(void* dst, size_t bytes) override;
 
   void MatMul(const float* x, int64_t rows, const WeightMatrix& w, float* y,
               Workspace& ws) override;

@@ -15,19 +15,6 @@ namespace k3::kernels::reference {
 double SigmoidRef(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double SiluRef(double x) { return x * SigmoidRef(x); }
 
-void ReferenceBackend::Copy(void* dst, const void* src, size_t bytes) {
-  if (bytes != 0) std::memmove(dst, src, bytes);
-}
-void ReferenceBackend::CopyToDevice(void* dst, const void* host, size_t bytes) {
-  if (bytes != 0) std::memcpy(dst, host, bytes);
-}
-void ReferenceBackend::CopyToHost(void* host, const void* src, size_t bytes) {
-  if (bytes != 0) std::memcpy(host, src, bytes);
-}
-void ReferenceBackend::Zero(void* dst, size_t bytes) {
-  if (bytes != 0) std::memset(dst, 0, bytes);
-}
-
 void ReferenceBackend::MatMul(const float* x, int64_t rows, const WeightMatrix& w, float* y,
                               Workspace&) {
   MatMulReference(x, rows, w, y);

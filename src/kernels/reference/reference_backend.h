@@ -6,21 +6,14 @@
 // Host memory. Slow; for tests only.
 #pragma once
 
-#include "kernels/backend.h"
+#include "kernels/host_backend.h"
 
 namespace k3::kernels::reference {
 
-class ReferenceBackend final : public Backend {
+class ReferenceBackend final : public HostBackend {
  public:
   const char* name() const override { return "reference"; }
   size_t num_slots() const override { return 1; }
-  bool memory_is_host() const override { return true; }
-  base::BlockAllocator& memory() override { return base::HostBlockAllocator(); }
-
-  void Copy(void* dst, const void* src, size_t bytes) override;
-  void CopyToDevice(void* dst, const void* host, size_t bytes) override;
-  void CopyToHost(void* host, const void* src, size_t bytes) override;
-  void Zero(void* dst, size_t bytes) override;
 
   void MatMul(const float* x, int64_t rows, const WeightMatrix& w, float* y,
               Workspace& ws) override;
