@@ -23,10 +23,6 @@ std::vector<std::string> DeclaredToolNames(const ChatRequest& request) {
   return names;
 }
 
-std::vector<int32_t> ToEngineIds(const std::vector<text::TokenId>& ids) {
-  return std::vector<int32_t>(ids.begin(), ids.end());
-}
-
 }  // namespace
 
 Frontend::Frontend(std::unique_ptr<text::Tokenizer> tokenizer, ChatFormat format,

@@ -3,13 +3,9 @@
 #include <string>
 
 namespace k3::serve {
-namespace {
-
-std::vector<int32_t> ToEngineTokenIds(const std::vector<text::TokenId>& ids) {
+std::vector<int32_t> ToEngineIds(const std::vector<text::TokenId>& ids) {
   return std::vector<int32_t>(ids.begin(), ids.end());
 }
-
-}  // namespace
 
 base::Result<std::vector<int32_t>> EncodeRenderedChat(const text::Tokenizer& tokenizer,
                                                       const RenderedChat& rendered) {
@@ -19,14 +15,14 @@ base::Result<std::vector<int32_t>> EncodeRenderedChat(const text::Tokenizer& tok
     segments.push_back({segment.text, segment.allow_special});
   }
   K3_ASSIGN_OR_RETURN(auto ids, tokenizer.EncodeSegments(segments));
-  return ToEngineTokenIds(ids);
+  return ToEngineIds(ids);
 }
 
 base::Result<std::vector<int32_t>> EncodeCompletionPrompt(const text::Tokenizer& tokenizer,
                                                           const GenerateRequest& request) {
   if (request.prompt_ids.empty()) {
     K3_ASSIGN_OR_RETURN(auto ids, tokenizer.Encode(request.prompt, text::SpecialMode::kAll));
-    return ToEngineTokenIds(ids);
+    return ToEngineIds(ids);
   }
   const auto vocab = static_cast<int32_t>(tokenizer.vocab_size());
   for (int32_t id : request.prompt_ids) {

@@ -13,6 +13,9 @@
 
 namespace k3::serve {
 
+// Tokenizer ids as the engine's ids (same values).
+std::vector<int32_t> ToEngineIds(const std::vector<text::TokenId>& ids);
+
 // The ids of a rendered chat (segments encoded with or without specials, as rendered).
 base::Result<std::vector<int32_t>> EncodeRenderedChat(const text::Tokenizer& tokenizer,
                                                       const RenderedChat& rendered);

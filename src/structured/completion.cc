@@ -83,8 +83,6 @@ int64_t ShortestLiteral(const Grammar& g, int32_t list) {
   return best;
 }
 
-int32_t NextPc(const Op& op, size_t pc) { return op.next >= 0 ? op.next : int32_t(pc) + 1; }
-
 int64_t OpCost(const Grammar& g, const CompletionCosts& c, int32_t program, size_t pc) {
   const Op& op = g.program(program).ops[pc];
   const std::vector<int64_t>& dist = c.program[static_cast<size_t>(program)];

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "structured/frame.h"
+#include "structured/grammar.h"
 #include "structured/string_lexer.h"
 
 namespace k3::structured {
@@ -19,6 +20,10 @@ inline constexpr int32_t kFalseList = 1;
 inline constexpr int32_t kNullList = 2;
 
 inline constexpr uint32_t kAdditionalKey = 0xFFFFFFFFu;
+
+inline bool IsDigit(int32_t e) { return e >= '0' && e <= '9'; }
+// The program counter after `op` at `pc` (its jump target, or the next op).
+inline int32_t NextPc(const Op& op, size_t pc) { return op.next >= 0 ? op.next : int32_t(pc) + 1; }
 inline constexpr int32_t kAdditionalKeyResult = -1;
 
 enum ObjectState : uint8_t {

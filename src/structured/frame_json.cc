@@ -25,8 +25,6 @@ StepResult WithChild(StepKind kind, const Frame& child) {
   return r;
 }
 
-bool IsDigit(int32_t e) { return e >= '0' && e <= '9'; }
-
 // Can a value of `node` start with byte c? (Used to pick anyOf alternatives.)
 bool CanStartWith(const Grammar& g, int32_t node, uint8_t c, int depth = 0) {
   const SchemaNode& n = g.node(node);

@@ -6,10 +6,6 @@
 namespace k3::structured {
 namespace {
 
-bool IsAsciiDigit(int32_t e) { return e >= '0' && e <= '9'; }
-
-int32_t NextOpPc(const Op& op, uint32_t pc) { return op.next >= 0 ? op.next : int32_t(pc) + 1; }
-
 void Jump(Frame& f, int32_t pc) {
   f.a = static_cast<uint32_t>(pc);
   f.b = 0;
@@ -47,12 +43,12 @@ StepResult StepProgram(const Grammar& g, Frame& f, int32_t e) {
   switch (op.kind) {
     case Op::kSpecial:
       if (e != SpecialEvent(op.special)) return MakeStep(StepKind::kReject);
-      Jump(f, NextOpPc(op, f.a));
+      Jump(f, NextPc(op, f.a));
       return MakeStep(StepKind::kConsume);
     case Op::kBytes: {
       bool done = false;
       StepResult r = MatchBytes(f, op.bytes, e, &done);
-      if (done) Jump(f, NextOpPc(op, f.a));
+      if (done) Jump(f, NextPc(op, f.a));
       return r;
     }
     case Op::kFreeText:
@@ -75,12 +71,12 @@ StepResult StepProgram(const Grammar& g, Frame& f, int32_t e) {
                       op.k3 ? K3ArgsFrame(tool.k3_node) : ValueFrame(tool.args_node));
     }
     case Op::kDigits:
-      if (IsAsciiDigit(e) && int(f.b) < op.max_digits) {
+      if (IsDigit(e) && int(f.b) < op.max_digits) {
         ++f.b;
         return MakeStep(StepKind::kConsume);
       }
       if (int(f.b) < op.min_digits) return MakeStep(StepKind::kReject);
-      Jump(f, NextOpPc(op, f.a));
+      Jump(f, NextPc(op, f.a));
       return MakeStep(StepKind::kRetry);
     case Op::kJump:
       Jump(f, op.next);
@@ -98,7 +94,7 @@ StepResult StepProgram(const Grammar& g, Frame& f, int32_t e) {
 void OnProgramChildDone(const Grammar& g, Frame& parent, int32_t result) {
   const Op& op = g.program(parent.node).ops[parent.a];
   if (op.kind == Op::kToolName) parent.c = static_cast<uint64_t>(g.tool_of_literal()[result]);
-  Jump(parent, NextOpPc(op, parent.a));
+  Jump(parent, NextPc(op, parent.a));
 }
 
 StepResult StepK3(const Grammar& g, Frame& f, int32_t e) {

@@ -13,11 +13,6 @@
 namespace k3::text::chat {
 namespace {
 
-const TsJson* Member(const TsJson& object, const char* key) {
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
 std::string JoinNonEmpty(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& part : parts) {
@@ -53,7 +48,7 @@ bool Interfaces(TsParser* parser, const TsRegistry& registry,
     auto text = RenderType(*type, "");
     if (!text) return false;
     std::string interface;
-    const TsJson* description = Member(*schema, "description");
+    const TsJson* description = FindMember(*schema, "description");
     if (description != nullptr && PyTruthy(*description)) {
       if (!FormatDescription(*description, "", &interface)) return false;
       interface += '\n';
@@ -66,7 +61,7 @@ bool Interfaces(TsParser* parser, const TsRegistry& registry,
 // _openai_function_to_typescript_style(function).
 std::optional<std::string> EncodeFunction(const TsJson& function) {
   static const TsJson kEmptyObject = TsJson::object();
-  const TsJson* parameters = Member(function, "parameters");
+  const TsJson* parameters = FindMember(function, "parameters");
   if (parameters == nullptr || !PyTruthy(*parameters)) parameters = &kEmptyObject;
   TsRegistry registry;
   TsParser parser(&registry);
@@ -83,7 +78,7 @@ std::optional<std::string> EncodeFunction(const TsJson& function) {
   if (!Interfaces(&parser, registry, &interfaces)) return std::nullopt;
 
   std::string name;
-  const TsJson* name_json = Member(function, "name");
+  const TsJson* name_json = FindMember(function, "name");
   if (name_json == nullptr) {
     name = "function";
   } else if (!AppendPyStr(*name_json, &name)) {
@@ -98,7 +93,7 @@ std::optional<std::string> EncodeFunction(const TsJson& function) {
     type_def = "type " + name + " = (_: " + params->text + ") => any;";
   }
   std::string description;
-  const TsJson* description_json = Member(function, "description");
+  const TsJson* description_json = FindMember(function, "description");
   if (description_json != nullptr && PyTruthy(*description_json) &&
       !FormatDescription(*description_json, "", &description)) {
     return std::nullopt;
@@ -139,12 +134,12 @@ std::optional<std::string> EncodeToolsTypescript(const nlohmann::ordered_json& t
   std::vector<std::string> functions;
   for (const TsJson& tool : tools) {
     if (!tool.is_object()) return std::nullopt;  // tool.get raises
-    const TsJson* type = Member(tool, "type");
+    const TsJson* type = FindMember(tool, "type");
     if (type == nullptr || !type->is_string() ||
         type->get_ref<const std::string&>() != "function") {
       continue;  // other tool types are skipped
     }
-    const TsJson* function = Member(tool, "function");
+    const TsJson* function = FindMember(tool, "function");
     if (function == nullptr || !PyTruthy(*function)) continue;
     if (!function->is_object()) return std::nullopt;  // function.get raises
     auto encoded = EncodeFunction(*function);

@@ -18,6 +18,12 @@ namespace k3::text::chat {
 
 using TsJson = nlohmann::ordered_json;
 
+// The member `key` of a JSON object, or null when absent.
+inline const TsJson* FindMember(const TsJson& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
 // Python truthiness of a JSON value (None, False, 0, 0.0, "", [], {} are false).
 bool PyTruthy(const TsJson& json);
 // Appends Python's str(x) of the value x that json.loads would give; false where impossible.

@@ -16,11 +16,6 @@ bool IsString(const TsJson& json, std::string_view text) {
   return json.is_string() && json.get_ref<const std::string&>() == text;
 }
 
-const TsJson* FindMember(const TsJson& object, const char* key) {
-  auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
 constexpr std::string_view kStringConstraints[] = {"maxLength", "minLength", "pattern"};
 constexpr std::string_view kNumberConstraints[] = {"maximum", "minimum"};
 constexpr std::string_view kArrayConstraints[] = {"minItems", "maxItems"};
