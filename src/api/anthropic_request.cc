@@ -5,6 +5,7 @@
 
 #include "api/fields.h"
 #include "api/openai_request_internal.h"
+#include "serve/effort.h"
 #include "text/chat/conversation.h"
 
 namespace k3::api {
@@ -126,11 +127,15 @@ struct Converter {
       const std::string where = "messages[" + std::to_string(i) + "]";
       const Json& m = input[i];
       const std::string role = StringOr(m, "role");
-      if ((role != "user" && role != "assistant") || !m.contains("content")) {
-        return Fail(where + " needs role user or assistant and content", where);
+      if ((role != "user" && role != "assistant" && role != "system") || !m.contains("content")) {
+        return Fail(where + " needs role user, assistant or system and content", where);
       }
       const Json& content = m["content"];
-      if (content.is_string()) {
+      if (role == "system") {  // kept in place: both chat families render it where it stands
+        std::string text;
+        if (!Text(content, where + ".content", &text)) return false;
+        out->push_back({.role = Role::kSystem, .content = Content::Of(std::move(text))});
+      } else if (content.is_string()) {
         out->push_back({.role = role == "user" ? Role::kUser : Role::kAssistant,
                         .content = Content::Of(content.get<std::string>())});
       } else if (!content.is_array()) {
@@ -200,16 +205,36 @@ bool ConvertToolChoice(const Json& choice, serve::ChatRequest* chat, const Json*
   return true;
 }
 
+// output_config: `effort` (the shared vocabulary, serve/effort.h) is the thinking effort; its other
+// members (e.g. `format`) are accepted and not used.
+bool ConvertOutputConfig(const Json& body, serve::ChatRequest* chat, ApiError* error) {
+  const Json* config = Fields(body).Get("output_config");
+  if (config == nullptr) return true;
+  if (!config->is_object()) {
+    *error = BadRequest("'output_config' must be an object", "output_config");
+    return false;
+  }
+  std::string effort;
+  if (!Fields(*config, "output_config").Enum("effort", serve::EffortNames(), &effort, error)) {
+    return false;
+  }
+  if (!effort.empty()) chat->thinking.effort = effort;
+  return true;
+}
+
+// thinking.type: enabled (budget_tokens >= 1024), adaptive (the model decides how much; the
+// effort comes from output_config) or disabled.
 bool ConvertThinking(const Json& body, serve::ChatRequest* chat, ApiError* error) {
+  if (!ConvertOutputConfig(body, chat, error)) return false;
   const Json* thinking = Fields(body).Get("thinking");
   if (thinking == nullptr) return true;
   const std::string type = StringOr(*thinking, "type");
-  if (type == "disabled") {
-    chat->thinking.enabled = false;
+  if (type == "disabled" || type == "adaptive") {
+    chat->thinking.enabled = type == "adaptive";
     return true;
   }
   if (type != "enabled") {
-    *error = BadRequest("'thinking.type' must be 'enabled' or 'disabled'", "thinking");
+    *error = BadRequest("'thinking.type' must be 'enabled', 'adaptive' or 'disabled'", "thinking");
     return false;
   }
   const Json budget = thinking->contains("budget_tokens") ? (*thinking)["budget_tokens"] : Json();

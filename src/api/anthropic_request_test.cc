@@ -77,7 +77,9 @@ TEST(AnthropicRequest, ThinkingWithoutBudgetIs400) {
 TEST(AnthropicRequest, RejectsBadMessagesAndBlocks) {
   ExpectRejected(R"({"messages": null})", "messages");
   ExpectRejected(R"({"messages": "hi"})", "messages");
-  ExpectRejected(R"({"messages": [{"role": "system", "content": "x"}]})", "messages[0]");
+  ExpectRejected(R"({"messages": [{"role": "developer", "content": "x"}]})", "messages[0]");
+  ExpectRejected(R"({"messages": [{"role": "system", "content": [{"type": "image"}]}]})",
+                 "messages[0]");
   ExpectRejected(R"({"messages": [{"role": "user"}]})", "messages[0]");
   ExpectRejected(R"({"messages": [{"role": "user", "content": 5}]})", "messages[0]");
   ExpectRejected(R"({"messages": [{"role": "user", "content": [{"type": "audio"}]}]})",

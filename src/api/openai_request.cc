@@ -4,6 +4,7 @@
 
 #include "api/fields.h"
 #include "api/openai_request_internal.h"
+#include "serve/effort.h"
 #include "text/chat/conversation_json.h"
 
 namespace k3::api {
@@ -101,7 +102,7 @@ bool ValidateResponseFormat(const Json& format, ApiError* error) {
 bool ValidateThinking(const Json& body, ApiError* error) {
   Fields f(body);
   std::string effort;
-  if (!f.Enum("reasoning_effort", {"low", "medium", "high", "max"}, &effort, error)) return false;
+  if (!f.Enum("reasoning_effort", serve::EffortNames(), &effort, error)) return false;
   const Json* thinking = f.Get("thinking");
   if (thinking == nullptr) return true;
   if (!thinking->is_object()) {
@@ -112,7 +113,7 @@ bool ValidateThinking(const Json& body, ApiError* error) {
   std::string value;
   return t.Enum("type", {"enabled", "disabled"}, &value, error) &&
          t.Enum("keep", {"all"}, &value, error) &&
-         t.Enum("effort", {"low", "medium", "high", "max"}, &value, error);
+         t.Enum("effort", serve::EffortNames(), &value, error);
 }
 
 }  // namespace

@@ -342,6 +342,12 @@ TEST(ChatRequest, AcceptsResponseFormatsAndThinking) {
            R"({"thinking": {"type": "enabled", "keep": "all", "effort": "max"}})",
            R"({"thinking": {"type": "disabled"}, "reasoning_effort": "high"})",
            R"({"chat_template_kwargs": {"thinking": false}})",
+           // The shared effort vocabulary (serve/effort.h), as pi and the OpenAI SDK send it.
+           R"({"reasoning_effort": "none"})",
+           R"({"reasoning_effort": "minimal"})",
+           R"({"reasoning_effort": "medium"})",
+           R"({"reasoning_effort": "xhigh"})",
+           R"({"thinking": {"effort": "medium"}})",
        }) {
     const Outcome out = ParseChat(Patched(patch));
     EXPECT_TRUE(out.ok) << patch << ": " << out.error.message;

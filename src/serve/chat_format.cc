@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "serve/effort.h"
 #include "text/chat/k3_xtml.h"
 
 namespace k3::serve {
@@ -48,8 +49,9 @@ base::Result<RenderedChat> ChatFormat::Render(const ChatRequest& request) const 
 
 base::Result<RenderedChat> ChatFormat::RenderK3(const ChatRequest& request) const {
   text::chat::K3RenderSettings settings;
-  settings.thinking = request.thinking.enabled.value_or(true);
-  settings.thinking_effort = request.thinking.effort.value_or("max");
+  const ResolvedThinking thinking = ResolveThinking(request.thinking);
+  settings.thinking = thinking.enabled;
+  settings.thinking_effort = thinking.k3_effort;
   settings.tool_choice = request.tool_choice;
   settings.response_format = request.response_format;
   RenderedChat out;
@@ -62,8 +64,10 @@ base::Result<RenderedChat> ChatFormat::RenderK3(const ChatRequest& request) cons
 
 base::Result<RenderedChat> ChatFormat::RenderJinja(const ChatRequest& request) const {
   Json kwargs = request.template_kwargs.is_object() ? request.template_kwargs : Json::object();
-  // Kimi API form {"thinking": {"type": "disabled"}} maps onto the template's thinking kwarg.
-  if (request.thinking.enabled) kwargs["thinking"] = *request.thinking.enabled;
+  // Kimi API form {"thinking": {"type": "disabled"}} (or effort "none") maps onto the template's
+  // thinking kwarg; the templates have no effort levels.
+  const ResolvedThinking thinking = ResolveThinking(request.thinking);
+  if (thinking.explicit_flag) kwargs["thinking"] = *thinking.explicit_flag;
   if (!kwargs.contains("add_generation_prompt")) kwargs["add_generation_prompt"] = true;
   K3_ASSIGN_OR_RETURN(std::string text, jinja_->Render(request.conversation, kwargs));
   RenderedChat out;

@@ -18,7 +18,7 @@ namespace k3::serve {
 using Json = nlohmann::ordered_json;
 
 // Thinking / reasoning as requested; each chat family maps it (K3: render settings, on unless
-// disabled, effort "max" unless given; Jinja: the template's `thinking` variable when set).
+// disabled, effort mapped by serve/effort.h; Jinja: the template's `thinking` variable when set).
 struct ThinkingOptions {
   std::optional<bool> enabled;        // thinking.type enabled / disabled; nullopt: not given
   std::optional<std::string> effort;  // thinking.effort, else reasoning_effort

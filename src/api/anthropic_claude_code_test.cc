@@ -1,0 +1,89 @@
+// What Claude Code sends on /v1/messages beyond the basic shape: adaptive thinking with
+// output_config.effort, system messages inside `messages`, fields we accept and do not use.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "api/anthropic_request.h"
+
+namespace k3::api {
+namespace {
+
+using text::chat::Content;
+using text::chat::Message;
+using text::chat::Role;
+
+struct Parsed {
+  bool ok = false;
+  ApiError error;
+  AnthropicRequest request;
+  const serve::ChatRequest& chat() const { return *request.generate.chat; }
+};
+
+Parsed Parse(const std::string& patch, const ApiOptions& options = {}) {
+  Json body = Json::parse(
+      R"({"model": "k3", "max_tokens": 4096, "messages": [{"role": "user", "content": "hi"}]})");
+  body.merge_patch(Json::parse(patch));
+  Parsed out;
+  out.ok = ParseMessagesRequest(body, options, &out.request, &out.error);
+  return out;
+}
+
+TEST(AnthropicClaudeCode, AdaptiveThinkingTakesTheEffortFromOutputConfig) {
+  Parsed out =
+      Parse(R"({"thinking": {"type": "adaptive"}, "output_config": {"effort": "medium"}})");
+  ASSERT_TRUE(out.ok) << out.error.message;
+  EXPECT_EQ(out.chat().thinking.enabled, true);
+  EXPECT_EQ(out.chat().thinking.effort, "medium");
+  for (const char* effort : {"none", "minimal", "low", "high", "xhigh", "max"}) {
+    out = Parse(std::string(R"({"thinking": {"type": "adaptive"}, "output_config": {"effort": ")") +
+                effort + "\"}}");
+    ASSERT_TRUE(out.ok) << effort << ": " << out.error.message;
+    EXPECT_EQ(out.chat().thinking.effort, effort);
+  }
+  out = Parse(R"({"thinking": {"type": "adaptive"}})");
+  ASSERT_TRUE(out.ok) << out.error.message;
+  EXPECT_EQ(out.chat().thinking.effort, std::nullopt);
+}
+
+TEST(AnthropicClaudeCode, BadEffortOrOutputConfigIs400) {
+  for (const char* patch :
+       {R"({"output_config": {"effort": "extreme"}})", R"({"output_config": {"effort": 3}})",
+        R"({"output_config": "high"})"}) {
+    const Parsed out = Parse(patch);
+    EXPECT_FALSE(out.ok) << patch;
+    EXPECT_EQ(out.error.http_status, 400) << patch;
+    EXPECT_TRUE(out.error.param.starts_with("output_config")) << patch << ": " << out.error.param;
+  }
+}
+
+TEST(AnthropicClaudeCode, UnusedFieldsAreAccepted) {
+  const Parsed out = Parse(R"({
+    "metadata": {"user_id": "u"},
+    "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+    "output_config": {"effort": "high", "format": null},
+    "thinking": {"type": "adaptive"},
+    "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]})");
+  ASSERT_TRUE(out.ok) << out.error.message;
+}
+
+TEST(AnthropicClaudeCode, SystemMessagesStayInPlace) {
+  const Parsed out = Parse(R"({"system": "top", "messages": [
+    {"role": "user", "content": "a"},
+    {"role": "system", "content": [{"type": "text", "text": "mid "}, {"type": "text", "text": "x"}]},
+    {"role": "assistant", "content": "b"},
+    {"role": "system", "content": "late"},
+    {"role": "user", "content": "c"}]})");
+  ASSERT_TRUE(out.ok) << out.error.message;
+  const std::vector<Message>& m = out.chat().conversation.messages;
+  ASSERT_EQ(m.size(), 6u);
+  EXPECT_EQ(m[0], (Message{.role = Role::kSystem, .content = Content::Of("top")}));
+  EXPECT_EQ(m[1].role, Role::kUser);
+  EXPECT_EQ(m[2], (Message{.role = Role::kSystem, .content = Content::Of("mid x")}));
+  EXPECT_EQ(m[3].role, Role::kAssistant);
+  EXPECT_EQ(m[4], (Message{.role = Role::kSystem, .content = Content::Of("late")}));
+  EXPECT_EQ(m[5].role, Role::kUser);
+}
+
+}  // namespace
+}  // namespace k3::api
