@@ -1,6 +1,7 @@
 // Anthropic Messages API checks through the official `@anthropic-ai/sdk` client.
 import assert from 'node:assert/strict';
 
+import { anthropicAgentCases } from './anthropic_agent_cases.mjs';
 import { readSse } from './lib.mjs';
 import { K3, TOOL_SCRIPT, WEATHER_TOOL_ANTHROPIC } from './scripts.mjs';
 
@@ -172,4 +173,5 @@ export async function anthropicCases(check, { server, sdk }) {
       }
     });
   }
+  await anthropicAgentCases(check, { server, sdk });
 }
