@@ -87,3 +87,23 @@ TEST(AnthropicClaudeCode, SystemMessagesStayInPlace) {
 
 }  // namespace
 }  // namespace k3::api
+
+namespace k3::api {
+namespace {
+
+// Claude Code parses these two sentences to recover (lower max_tokens; compact the history).
+TEST(AnthropicClaudeCode, ContextLimitInAnthropicsWording) {
+  EXPECT_EQ(AnthropicContextError(*serve::CheckContext(150, 64, 200)).message,
+            "input length and max_tokens exceed context limit: 150 + 64 > 200, decrease input "
+            "length or max_tokens and try again");
+  EXPECT_EQ(AnthropicContextError(*serve::CheckContext(200, 8, 200)).message,
+            "input length and max_tokens exceed context limit: 200 + 8 > 200, decrease input "
+            "length or max_tokens and try again");
+  const ApiError too_long = AnthropicContextError(*serve::CheckContext(210, 8, 200));
+  EXPECT_EQ(too_long.http_status, 400);
+  EXPECT_EQ(too_long.message, "prompt is too long: 210 tokens > 200 maximum");
+  EXPECT_EQ(AnthropicErrorType(too_long.http_status), "invalid_request_error");
+}
+
+}  // namespace
+}  // namespace k3::api

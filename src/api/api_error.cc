@@ -42,6 +42,19 @@ ApiError FromStatus(const base::Status& status) {
   }
 }
 
+ApiError AnthropicContextError(const serve::ContextOverflow& overflow) {
+  const std::string limit = std::to_string(overflow.limit);
+  // A prompt exactly at the limit with max_tokens given: "P + C > L" stays true, "N > L" would not.
+  if (overflow.max_tokens && overflow.prompt <= overflow.limit) {
+    return BadRequest(
+        "input length and max_tokens exceed context limit: " + std::to_string(overflow.prompt) +
+        " + " + std::to_string(*overflow.max_tokens) + " > " + limit +
+        ", decrease input length or max_tokens and try again");
+  }
+  return BadRequest("prompt is too long: " + std::to_string(overflow.prompt) + " tokens > " +
+                    limit + " maximum");
+}
+
 std::string OpenAiErrorBody(const ApiError& error) {
   Json body = {{"error",
                 {{"message", error.message},

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "serve/context_limit.h"
 
 namespace k3::api {
 
@@ -24,6 +25,13 @@ inline ApiError BadRequest(std::string message, std::string param = "") {
 // INVALID_ARGUMENT/OUT_OF_RANGE/FAILED_PRECONDITION -> 400, NOT_FOUND -> 404,
 // RESOURCE_EXHAUSTED -> 429, UNAVAILABLE -> 503, anything else -> 500.
 ApiError FromStatus(const base::Status& status);
+
+// A context-limit 400 in Anthropic's wordings, which clients parse to recover (Claude Code lowers
+// max_tokens on the first, compacts on the second):
+//   "input length and max_tokens exceed context limit: P + C > L, decrease input length or
+//    max_tokens and try again"  (the prompt fits, prompt + max_tokens does not)
+//   "prompt is too long: N tokens > L maximum"  (the prompt alone leaves no room)
+ApiError AnthropicContextError(const serve::ContextOverflow& overflow);
 
 std::string OpenAiErrorBody(const ApiError& error);
 std::string AnthropicErrorBody(const ApiError& error);

@@ -243,9 +243,13 @@ void Service::Messages(const Json& body, const Reply& responder) {
   if (!ParseMessagesRequest(body, config_.api, &parsed, &error)) {
     return Fail(endpoint, kAnthropicDialect, error, responder);
   }
-  auto prompt = frontend_->Prepare(parsed.generate);
-  if (!prompt.ok())
-    return Fail(endpoint, kAnthropicDialect, FromStatus(prompt.status()), responder);
+  serve::ContextOverflow overflow;  // limit stays 0 unless the context decided the 400
+  auto prompt = frontend_->Prepare(parsed.generate, &overflow);
+  if (!prompt.ok()) {
+    const ApiError failed =
+        overflow.limit > 0 ? AnthropicContextError(overflow) : FromStatus(prompt.status());
+    return Fail(endpoint, kAnthropicDialect, failed, responder);
+  }
   ResponseMeta meta{NewId("msg_"), std::time(nullptr), config_.api.model_name};
   auto builder = std::make_shared<AnthropicResponseBuilder>(meta, parsed.stream);
   std::vector<std::string> first;

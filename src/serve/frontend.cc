@@ -33,7 +33,8 @@ Frontend::Frontend(std::unique_ptr<text::Tokenizer> tokenizer, ChatFormat format
       config_(std::move(config)),
       constraints_(tokenizer_.get(), engine_->info().vocab_size, engine_->info().eos_token_id) {}
 
-base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request) const {
+base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request,
+                                               ContextOverflow* overflow) const {
   PreparedPrompt out;
   std::shared_ptr<const structured::Grammar> grammar;
   if (request.chat) {
@@ -41,7 +42,7 @@ base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request) c
   } else {
     K3_RETURN_IF_ERROR(PrepareCompletion(request, &out));
   }
-  K3_RETURN_IF_ERROR(FitContext(request, &out));
+  K3_RETURN_IF_ERROR(FitContext(request, &out, overflow));
   out.sampling.grammar = std::move(grammar);
   return out;
 }
@@ -72,14 +73,16 @@ base::Status Frontend::PrepareCompletion(const GenerateRequest& request,
   return base::Status::Ok();
 }
 
-base::Status Frontend::FitContext(const GenerateRequest& request, PreparedPrompt* out) const {
+base::Status Frontend::FitContext(const GenerateRequest& request, PreparedPrompt* out,
+                                  ContextOverflow* overflow) const {
   const int64_t limit = max_model_len();
   const auto prompt = static_cast<int64_t>(out->ids.size());
   if (prompt == 0) return base::InvalidArgument("the prompt is empty");
-  if (prompt >= limit) {
-    return base::InvalidArgument("This model's maximum context length is " + std::to_string(limit) +
-                                 " tokens. However, your prompt has " + std::to_string(prompt) +
-                                 " tokens.");
+  const std::optional<int64_t> max_tokens =
+      request.max_tokens_given ? std::optional<int64_t>(request.sampling.max_tokens) : std::nullopt;
+  if (auto over = CheckContext(prompt, max_tokens, limit)) {
+    if (overflow != nullptr) *overflow = *over;
+    return base::InvalidArgument(OpenAiContextMessage(*over));
   }
   out->sampling = request.sampling;
   if (!request.forced_output.empty()) {
@@ -89,18 +92,7 @@ base::Status Frontend::FitContext(const GenerateRequest& request, PreparedPrompt
     const int32_t eos = engine_->info().eos_token_id;
     if (eos >= 0) out->sampling.forced_tokens.push_back(eos);
   }
-  if (request.max_tokens_given) {
-    if (prompt + request.sampling.max_tokens > limit) {
-      return base::InvalidArgument("This model's maximum context length is " +
-                                   std::to_string(limit) + " tokens. However, you requested " +
-                                   std::to_string(prompt + request.sampling.max_tokens) +
-                                   " tokens (" + std::to_string(prompt) + " in the prompt, " +
-                                   std::to_string(request.sampling.max_tokens) +
-                                   " for the completion).");
-    }
-  } else {
-    out->sampling.max_tokens = limit - prompt;
-  }
+  if (!max_tokens) out->sampling.max_tokens = limit - prompt;
   return out->sampling.Validate(engine_->info().vocab_size);
 }
 

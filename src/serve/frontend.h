@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "serve/chat_format.h"
 #include "serve/constraints.h"
+#include "serve/context_limit.h"
 #include "serve/generate_request.h"
 #include "serve/generation.h"
 #include "serve/metrics.h"
@@ -32,8 +33,10 @@ class Frontend {
            FrontendConfig config);
 
   // Renders/tokenizes and validates against the context and the sampling rules.
-  // INVALID_ARGUMENT (HTTP 400) naming the field or the limit.
-  base::Result<PreparedPrompt> Prepare(const GenerateRequest& request) const;
+  // INVALID_ARGUMENT (HTTP 400) naming the field or the limit; a request over the context limit
+  // also fills *overflow (when given), for protocols that word it their own way.
+  base::Result<PreparedPrompt> Prepare(const GenerateRequest& request,
+                                       ContextOverflow* overflow = nullptr) const;
   // Admits and submits. RESOURCE_EXHAUSTED when max_pending_requests are running.
   base::Result<std::shared_ptr<Generation>> Start(const GenerateRequest& request,
                                                   const PreparedPrompt& prompt, UpdateSink sink,
@@ -54,7 +57,8 @@ class Frontend {
   base::Status PrepareChat(const ChatRequest& request, PreparedPrompt* out,
                            std::shared_ptr<const structured::Grammar>* grammar) const;
   base::Status PrepareCompletion(const GenerateRequest& request, PreparedPrompt* out) const;
-  base::Status FitContext(const GenerateRequest& request, PreparedPrompt* out) const;
+  base::Status FitContext(const GenerateRequest& request, PreparedPrompt* out,
+                          ContextOverflow* overflow) const;
 
   std::unique_ptr<text::Tokenizer> tokenizer_;
   ChatFormat format_;

@@ -46,4 +46,20 @@ export async function anthropicAgentCases(check, { server, sdk }) {
       assert.equal(r.object, 'chat.completion', effort);
     }
   });
+
+  await check('anthropic: context-limit 400s in Anthropic wording (OpenAI keeps its own)', async () => {
+    const rejects = (params, pattern) => assert.rejects(client.messages.create({ model: MODEL, messages: USER, ...params }), (e) => {
+      assert.ok(e instanceof sdk.anthropic.BadRequestError, `${e.constructor.name}: ${e.message}`);
+      assert.equal(e.error?.error?.type, 'invalid_request_error');
+      assert.match(e.error.error.message, pattern);
+      return true;
+    });
+    const input = /^input length and max_tokens exceed context limit: (\d+) \+ 1000000 > (\d+), decrease input length or max_tokens and try again$/;
+    await rejects({ max_tokens: 1000000 }, input);
+    const long = [{ role: 'user', content: 'word '.repeat(300000) }];
+    await rejects({ max_tokens: 8, messages: long }, /^prompt is too long: \d+ tokens > \d+ maximum$/);
+    const openai = new sdk.OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 120000 });
+    await assert.rejects(openai.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 1000000 }),
+      (e) => e.status === 400 && /maximum context length/.test(e.message));
+  });
 }
