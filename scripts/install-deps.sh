@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   nlohmann-json3-dev libcli11-dev          # JSON, command line
   libxxhash-dev                            # block hashes (src/cache)
+  libssl-dev                               # HMAC-SHA256 thinking signatures (src/api)
   libboost-dev                             # Boost.Asio + Beast: the HTTP server (src/http)
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev  # KV events on ZeroMQ in msgpack (src/kvwire)
   clang libclang-rt-14-dev                 # libFuzzer targets (scripts/fuzz.sh)

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "api/service.h"
+#include "api/thinking_signature.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/demo_checkpoint.h"
 #include "apps/k3/engine_flags.h"
@@ -36,6 +37,8 @@ struct ServeFlags {
   int drain_timeout = 30;
   std::string sampling_policy = "open";
   bool scripted_output = false;
+  std::string signing_key_file;  // thinking-signature key (empty: random per start)
+  std::shared_ptr<const api::ThinkingSigner> signer;  // set by CheckFlags
   std::string kv_events;  // ZeroMQ PUB endpoint for KV events (empty: none)
   std::string
       kv_resync;  // ZeroMQ ROUTER endpoint for replays/snapshots (default: same host, any port)
@@ -107,6 +110,11 @@ base::Status CheckFlags(ServeFlags& f) {
   if (f.sampling_policy != "open" && f.sampling_policy != "kimi") {
     return base::InvalidArgument("--sampling-policy must be open or kimi");
   }
+  if (f.signing_key_file.empty()) {
+    f.signer = api::ThinkingSigner::Random();
+  } else {
+    K3_ASSIGN_OR_RETURN(f.signer, api::ThinkingSigner::FromFile(f.signing_key_file));
+  }
   return base::Status::Ok();
 }
 
@@ -133,6 +141,7 @@ api::ServiceConfig MakeServiceConfig(const ServeFlags& f, const std::string& mod
   config.api.policy =
       f.sampling_policy == "kimi" ? api::SamplingPolicy::kKimi : api::SamplingPolicy::kOpen;
   config.api.allow_forced_output = f.scripted_output;
+  config.api.signer = f.signer;
   config.api_key = f.api_key;
   config.kv_events_info = std::move(kv_info);
   return config;
@@ -244,6 +253,9 @@ CommandFn AddServeCommand(CLI::App& app) {
   app.add_flag("--scripted-output", f->scripted_output,
                "Accept the test-only request field k3_forced_output (the model runs, its tokens "
                "are replaced by the script); for API tests and demos");
+  app.add_option("--signing-key-file", f->signing_key_file,
+                 "Key for the signatures of Anthropic thinking blocks (default: random per start; "
+                 "replicas behind one router need the same file)");
   app.add_option("--kv-events", f->kv_events,
                  "Publish KV cache events for a KV-aware router on this ZeroMQ endpoint "
                  "(e.g. tcp://127.0.0.1:5557; port * = any free port)");

@@ -32,6 +32,7 @@ struct Converter {
   std::map<std::string, std::string> renamed;  // client tool_use id -> functions.{name}:{n}
   int calls = 0;                               // tool calls so far in the conversation
   ApiError* error;
+  const ThinkingSigner* signer = nullptr;
 
   bool Fail(std::string message, std::string param) {
     *error = BadRequest(std::move(message), std::move(param));
@@ -98,6 +99,20 @@ struct Converter {
     return true;
   }
 
+  // A thinking block's signature must be one this server issued for exactly its text.
+  bool Signed(const Json& block, const std::string& where) {
+    if (signer == nullptr) return true;
+    const Json* signature = Fields(block).Get("signature");
+    if (signature == nullptr || !signature->is_string() ||
+        !signer->Verify(block["thinking"].get<std::string>(), signature->get<std::string>())) {
+      return Fail(where +
+                      ": invalid 'signature' in thinking block (it was not issued by this server "
+                      "for this text)",
+                  where);
+    }
+    return true;
+  }
+
   bool AssistantBlocks(const Json& content, const std::string& where, std::vector<Message>* out) {
     Message message{.role = Role::kAssistant};
     std::string text;
@@ -107,6 +122,7 @@ struct Converter {
         text += block["text"].get<std::string>();
       } else if (type == "thinking" && block.contains("thinking") &&
                  block["thinking"].is_string()) {
+        if (!Signed(block, where)) return false;
         message.reasoning += block["thinking"].get<std::string>();
       } else if (type == "redacted_thinking") {
         continue;  // opaque to us
@@ -277,13 +293,14 @@ bool ValidateConverted(const serve::ChatRequest& chat, const Json* named, ApiErr
 
 }  // namespace
 
-bool ParseCountTokensRequest(const Json& body, serve::ChatRequest* chat, ApiError* error) {
+bool ParseCountTokensRequest(const Json& body, serve::ChatRequest* chat, ApiError* error,
+                             const ThinkingSigner* signer) {
   if (!body.is_object() || !body.contains("messages") || !body["messages"].is_array()) {
     *error = BadRequest("'messages' must be a list", "messages");
     return false;
   }
   *chat = serve::ChatRequest();
-  Converter convert{.error = error};
+  Converter convert{.error = error, .signer = signer};
   std::vector<Message>& messages = chat->conversation.messages;
   Fields f(body);
   if (const Json* system = f.Get("system")) {
@@ -311,7 +328,7 @@ bool ParseCountTokensRequest(const Json& body, serve::ChatRequest* chat, ApiErro
 bool ParseMessagesRequest(const Json& body, const ApiOptions& options, AnthropicRequest* out,
                           ApiError* error) {
   serve::ChatRequest chat;
-  if (!ParseCountTokensRequest(body, &chat, error)) return false;
+  if (!ParseCountTokensRequest(body, &chat, error, options.signer.get())) return false;
   Fields f(body);
   int64_t max_tokens = 0, top_k = 0;
   double temperature = 1.0, top_p = 1.0;

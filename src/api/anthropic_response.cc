@@ -11,8 +11,35 @@ std::string Event(const std::string& name, const Json& data) {
 
 }  // namespace
 
-AnthropicResponseBuilder::AnthropicResponseBuilder(ResponseMeta meta, bool stream)
-    : meta_(std::move(meta)), stream_(stream) {}
+AnthropicResponseBuilder::AnthropicResponseBuilder(ResponseMeta meta, bool stream,
+                                                   std::shared_ptr<const ThinkingSigner> signer)
+    : meta_(std::move(meta)), stream_(stream), signer_(std::move(signer)) {}
+
+std::string AnthropicResponseBuilder::Signature(const std::string& thinking) const {
+  return signer_ ? signer_->Sign(thinking) : std::string();
+}
+
+// toolu_01 + the call's number (base62) + 21 characters mixed from the message id and that
+// number: unique within the message by the number, distinct across messages by their ids.
+const std::string& AnthropicResponseBuilder::ToolId(const std::string& parser_id) {
+  static constexpr char kBase62[] =
+      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  auto [it, added] = tool_ids_.try_emplace(parser_id);
+  if (!added) return it->second;
+  const uint64_t number = tool_ids_.size() - 1;
+  uint64_t state = 0xcbf29ce484222325ull ^ number;
+  for (const char c : meta_.id) state = (state ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  std::string id = "toolu_01";
+  id += kBase62[number % 62];
+  for (int i = 0; i < 21; ++i) {
+    state += 0x9e3779b97f4a7c15ull;  // splitmix64 steps
+    uint64_t z = (state ^ (state >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    id += kBase62[(z ^ (z >> 31)) % 62];
+  }
+  it->second = std::move(id);
+  return it->second;
+}
 
 Json AnthropicResponseBuilder::UsageJson() const {
   return {{"input_tokens", usage_.prompt_tokens - usage_.cached_tokens},
@@ -30,6 +57,7 @@ void AnthropicResponseBuilder::Start(int64_t input_tokens, int64_t cached_tokens
                   {"model", meta_.model},     {"content", Json::array()}, {"stop_reason", nullptr},
                   {"stop_sequence", nullptr}, {"usage", UsageJson()}};
   events->push_back(Event("message_start", {{"type", "message_start"}, {"message", message}}));
+  events->push_back(Event("ping", {{"type", "ping"}}));
 }
 
 void AnthropicResponseBuilder::Open(Block type, const Json& content_block,
@@ -44,6 +72,10 @@ void AnthropicResponseBuilder::Open(Block type, const Json& content_block,
 
 void AnthropicResponseBuilder::Close(std::vector<std::string>* events) {
   if (open_ == Block::kNone) return;
+  if (open_ == Block::kThinking) {
+    Delta({{"type", "signature_delta"}, {"signature", Signature(open_thinking_)}}, events);
+    open_thinking_.clear();
+  }
   open_ = Block::kNone;
   events->push_back(
       Event("content_block_stop", {{"type", "content_block_stop"}, {"index", block_index_}}));
@@ -70,6 +102,7 @@ bool AnthropicResponseBuilder::Add(const serve::ChoiceUpdate& update,
             Open(Block::kThinking, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}},
                  events);
           }
+          open_thinking_ += e.text;
           Delta({{"type", "thinking_delta"}, {"thinking", e.text}}, events);
           break;
         case OutputEvent::kContent:
@@ -79,7 +112,10 @@ bool AnthropicResponseBuilder::Add(const serve::ChoiceUpdate& update,
           break;
         case OutputEvent::kToolCallBegin:
           Open(Block::kToolUse,
-               {{"type", "tool_use"}, {"id", e.id}, {"name", e.name}, {"input", Json::object()}},
+               {{"type", "tool_use"},
+                {"id", ToolId(e.id)},
+                {"name", e.name},
+                {"input", Json::object()}},
                events);
           break;
         case OutputEvent::kToolCallArguments:
@@ -129,7 +165,7 @@ void AnthropicResponseBuilder::Record(const OutputEvent& e) {
       break;
     case OutputEvent::kToolCallBegin: {
       BodyBlock& block = open(Block::kToolUse);
-      block.id = e.id;
+      block.id = ToolId(e.id);
       block.name = e.name;
       break;
     }
@@ -158,7 +194,8 @@ std::string AnthropicResponseBuilder::Body() const {
   for (const BodyBlock& block : blocks_) {
     switch (block.type) {
       case Block::kThinking:
-        content.push_back({{"type", "thinking"}, {"thinking", block.text}, {"signature", ""}});
+        content.push_back(
+            {{"type", "thinking"}, {"thinking", block.text}, {"signature", Signature(block.text)}});
         break;
       case Block::kText:
         content.push_back({{"type", "text"}, {"text", block.text}});

@@ -1,19 +1,27 @@
 // Anthropic Messages responses from the frontend's updates: the message object, and the SSE event
 // stream in the documented order: message_start, then per block content_block_start / _delta /
 // _stop (thinking, text, tool_use with input_json_delta), message_delta with stop_reason and
-// usage, message_stop. Nothing is sent after message_stop; no empty leading text block.
+// usage, message_stop. Nothing is sent after message_stop; no empty leading text block. A thinking
+// block carries its signature (thinking_signature.h; a signature_delta before its
+// content_block_stop when streamed); tool_use ids are re-issued as toolu_ + 24 base62 characters,
+// unique within the message (the parser's functions.{name}:{n} has '.' and ':', which Anthropic
+// clients refuse).
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "api/openai_response.h"
+#include "api/thinking_signature.h"
 
 namespace k3::api {
 
 class AnthropicResponseBuilder {
  public:
-  AnthropicResponseBuilder(ResponseMeta meta, bool stream);
+  AnthropicResponseBuilder(ResponseMeta meta, bool stream,
+                           std::shared_ptr<const ThinkingSigner> signer = nullptr);
 
   // message_start (streaming), once the prompt's token count is known.
   void Start(int64_t input_tokens, int64_t cached_tokens, std::vector<std::string>* events);
@@ -28,9 +36,14 @@ class AnthropicResponseBuilder {
   void Delta(const Json& delta, std::vector<std::string>* events) const;
   std::string StopReason() const;
   Json UsageJson() const;
+  std::string Signature(const std::string& thinking) const;
+  const std::string& ToolId(const std::string& parser_id);
 
   ResponseMeta meta_;
   bool stream_;
+  std::shared_ptr<const ThinkingSigner> signer_;
+  std::string open_thinking_;                    // streaming: the open thinking block's text so far
+  std::map<std::string, std::string> tool_ids_;  // parser id -> toolu_ id
   bool done_ = false;
   Block open_ = Block::kNone;
   int block_index_ = -1;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
 #include <string>
 
 namespace k3::api {
@@ -56,9 +58,10 @@ struct Output {
   Json body;
 };
 
-Output Feed(const std::vector<ChoiceUpdate>& updates) {
-  const ResponseMeta meta = {.id = "msg_1", .created = 1, .model = "k3"};
-  AnthropicResponseBuilder stream(meta, true), whole(meta, false);
+Output Feed(const std::vector<ChoiceUpdate>& updates,
+            std::shared_ptr<const ThinkingSigner> signer = nullptr, std::string id = "msg_1") {
+  const ResponseMeta meta = {.id = std::move(id), .created = 1, .model = "k3"};
+  AnthropicResponseBuilder stream(meta, true, signer), whole(meta, false, signer);
   std::vector<std::string> raw, none;
   stream.Start(20, 8, &raw);
   whole.Start(20, 8, &none);
@@ -101,6 +104,10 @@ Json Reassemble(const std::vector<SseEvent>& events) {
       continue;
     }
     EXPECT_NE(name, "message_start") << "duplicate message_start";
+    if (name == "ping") {
+      EXPECT_EQ(i, 1u) << "one ping, right after message_start";
+      continue;
+    }
     if (name == "content_block_start") {
       EXPECT_EQ(open, -1) << "block opened inside block " << open;
       open = data["index"];
@@ -118,6 +125,11 @@ Json Reassemble(const std::vector<SseEvent>& events) {
         EXPECT_EQ(block["type"], "thinking");
         block["thinking"] =
             block["thinking"].get<std::string>() + delta["thinking"].get<std::string>();
+      } else if (delta["type"] == "signature_delta") {
+        EXPECT_EQ(block["type"], "thinking");
+        EXPECT_EQ(block["signature"], "") << "one signature_delta per block";
+        block["signature"] = delta["signature"];
+        EXPECT_EQ(events[i + 1].name, "content_block_stop") << "the signature ends the block";
       } else {
         EXPECT_EQ(delta["type"], "input_json_delta");
         EXPECT_EQ(block["type"], "tool_use");
@@ -243,6 +255,30 @@ TEST(AnthropicStream, ContentAfterAToolCallKeepsItsPlaceInTheBody) {
   const Json rebuilt = Reassemble(run.events);
   EXPECT_EQ(BlockTypes(rebuilt), (std::vector<std::string>{"text", "tool_use", "text"}));
   EXPECT_EQ(rebuilt["content"], run.body["content"]);
+}
+
+// Thinking blocks carry the signer's signature of their text (streamed as a signature_delta
+// before the block's stop); tool_use ids are Anthropic-shaped, unique in a message, and differ
+// between messages.
+TEST(AnthropicStream, SignedThinkingAndAnthropicToolIds) {
+  const auto signer = std::make_shared<const ThinkingSigner>("sixteen byte key!");
+  std::vector<ChoiceUpdate> u(2);
+  u[0].events = {Reason("Let me "), Reason("think."), Content("Calling.")};
+  u[1].events = {Begin(0, "get_time"), End(0, true), Begin(1, "get_time"), End(1, true)};
+  const Output run = Feed(Finalize(u, "tool_calls"), signer);
+  const Json rebuilt = Reassemble(run.events);
+  EXPECT_EQ(rebuilt["content"], run.body["content"]);
+  EXPECT_EQ(run.body["content"][0]["signature"], signer->Sign("Let me think."));
+  const std::regex shape("^toolu_[A-Za-z0-9]{20,}$");
+  std::set<std::string> ids;
+  for (const Json& block : run.body["content"]) {
+    if (block["type"] != "tool_use") continue;
+    EXPECT_TRUE(std::regex_match(block["id"].get<std::string>(), shape)) << block["id"];
+    ids.insert(block["id"]);
+  }
+  EXPECT_EQ(ids.size(), 2u);
+  const Output other = Feed(Finalize(u, "tool_calls"), signer, "msg_2");
+  EXPECT_NE(other.body["content"][2]["id"], run.body["content"][2]["id"]);
 }
 
 }  // namespace

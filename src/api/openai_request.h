@@ -3,9 +3,11 @@
 // Vendor Verifier expect (400 naming the field).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "api/api_error.h"
+#include "api/thinking_signature.h"
 #include "serve/generate_request.h"
 
 namespace k3::api {
@@ -20,6 +22,8 @@ struct ApiOptions {
   SamplingPolicy policy = SamplingPolicy::kOpen;
   // Accept the test-only "k3_forced_output" field (scripted output; `k3 serve --scripted-output`).
   bool allow_forced_output = false;
+  // Signs issued thinking blocks and verifies those sent back (Anthropic); null: unsigned.
+  std::shared_ptr<const ThinkingSigner> signer;
 };
 
 struct OpenAiRequest {

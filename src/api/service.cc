@@ -251,7 +251,8 @@ void Service::Messages(const Json& body, const Reply& responder) {
     return Fail(endpoint, kAnthropicDialect, failed, responder);
   }
   ResponseMeta meta{NewId("msg_"), std::time(nullptr), config_.api.model_name};
-  auto builder = std::make_shared<AnthropicResponseBuilder>(meta, parsed.stream);
+  auto builder =
+      std::make_shared<AnthropicResponseBuilder>(meta, parsed.stream, config_.api.signer);
   std::vector<std::string> first;
   builder->Start(prompt->reported_prompt_tokens, 0, &first);
   Run(frontend_,
@@ -264,7 +265,7 @@ void Service::CountTokens(const Json& body, const Reply& responder) {
   const std::string endpoint = "/v1/messages/count_tokens";
   serve::ChatRequest chat;
   ApiError error;
-  if (!ParseCountTokensRequest(body, &chat, &error))
+  if (!ParseCountTokensRequest(body, &chat, &error, config_.api.signer.get()))
     return Fail(endpoint, kAnthropicDialect, error, responder);
   auto count = frontend_->CountChatTokens(chat);
   if (!count.ok()) return Fail(endpoint, kAnthropicDialect, FromStatus(count.status()), responder);

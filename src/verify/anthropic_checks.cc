@@ -209,7 +209,7 @@ CheckList ConversationChecks(const CheckContext& ctx) {
 
 CheckList RunAnthropicChecks(const CheckContext& ctx) {
   CheckList out = ShapeChecks(ctx);
-  for (auto& list : {ToolChecks(ctx), ConversationChecks(ctx)}) {
+  for (auto& list : {ToolChecks(ctx), ConversationChecks(ctx), RunAnthropicSessionChecks(ctx)}) {
     for (const auto& result : list) out.push_back(result);
   }
   return out;

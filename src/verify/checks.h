@@ -14,6 +14,8 @@ CheckList RunStreamChecks(const CheckContext& ctx);
 CheckList RunUsageChecks(const CheckContext& ctx);
 CheckList RunCompletionsChecks(const CheckContext& ctx);
 CheckList RunAnthropicChecks(const CheckContext& ctx);
+// Thinking signatures and tool_use ids across turns (anthropic_signature_checks.cc).
+CheckList RunAnthropicSessionChecks(const CheckContext& ctx);
 CheckList RunReasoningChecks(const CheckContext& ctx);
 
 }  // namespace k3::verify
