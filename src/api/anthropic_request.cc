@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "api/anthropic_blocks.h"
 #include "api/fields.h"
 #include "api/openai_request_internal.h"
 #include "serve/effort.h"
@@ -17,16 +18,6 @@ using text::chat::Message;
 using text::chat::Role;
 using text::chat::ToolCall;
 using text::chat::ToolChoice;
-
-// An image block's source as a URL: the url itself, or a data URI for base64 data.
-std::string ImageUrl(const Json& block) {
-  const Json* source = Fields(block).Get("source");
-  if (source == nullptr || !source->is_object()) return {};
-  if (StringOr(*source, "type") == "url") return StringOr(*source, "url");
-  const std::string data = StringOr(*source, "data");
-  if (data.empty()) return {};
-  return "data:" + StringOr(*source, "media_type") + ";base64," + data;
-}
 
 struct Converter {
   std::map<std::string, std::string> renamed;  // client tool_use id -> functions.{name}:{n}
@@ -62,17 +53,18 @@ struct Converter {
     std::vector<ContentPart> parts;
     for (const Json& block : content) {
       const std::string type = StringOr(block, "type");
-      if (type == "text" && block.contains("text") && block["text"].is_string()) {
-        parts.push_back(ContentPart::Text(block["text"].get<std::string>()));
-      } else if (type == "image") {
-        parts.push_back(ContentPart::Image(ImageUrl(block)));
-      } else if (type == "tool_result") {
+      const BlockResult converted = ContentBlock(block, where, &parts, error);
+      if (converted == BlockResult::kError) return false;
+      if (converted == BlockResult::kConverted) continue;
+      if (type == "tool_result") {
         const std::string id = StringOr(block, "tool_use_id");
         if (id.empty()) return Fail(where + ": tool_result needs tool_use_id", where);
-        std::string result;
-        if (block.contains("content") && !Text(block["content"], where, &result)) return false;
+        Message message{.role = Role::kTool, .content = Content::Of("")};
+        if (block.contains("content") &&
+            !ToolResultContent(block["content"], where, &message.content, error)) {
+          return false;
+        }
         auto it = renamed.find(id);
-        Message message{.role = Role::kTool, .content = Content::Of(std::move(result))};
         message.tool_call_id = it == renamed.end() ? id : it->second;
         out->push_back(std::move(message));
       } else {

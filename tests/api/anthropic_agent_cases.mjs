@@ -3,7 +3,7 @@
 // effort vocabulary on OpenAI's reasoning_effort.
 import assert from 'node:assert/strict';
 
-import { K3 } from './scripts.mjs';
+import { K3, WEATHER_TOOL_ANTHROPIC } from './scripts.mjs';
 
 const MODEL = 'k3-demo';
 const USER = [{ role: 'user', content: 'What is the weather in Paris?' }];
@@ -61,5 +61,41 @@ export async function anthropicAgentCases(check, { server, sdk }) {
     const openai = new sdk.OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 120000 });
     await assert.rejects(openai.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 1000000 }),
       (e) => e.status === 400 && /maximum context length/.test(e.message));
+  });
+
+  // 1x1 PNG.
+  const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+  const afterCall = (content) => [...USER,
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01AbC', name: 'get_weather', input: { city: 'Paris' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01AbC', content }] }];
+  const tools = [WEATHER_TOOL_ANTHROPIC];
+
+  await check('anthropic: tool_result with an image, a document and a search result', async () => {
+    const image = [{ type: 'text', text: 'The radar:' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/radar.png' } }];
+    const r = await client.messages.create({ model: MODEL, max_tokens: 8, messages: afterCall(image), tools });
+    assert.equal(r.type, 'message');
+    const tokens = async (content) => (await client.messages.countTokens({ model: MODEL, messages: afterCall(content), tools })).input_tokens;
+    const plain = await tokens('sunny');
+    const doc = await tokens([{ type: 'text', text: 'sunny' },
+      { type: 'document', title: 'Forecast', source: { type: 'text', media_type: 'text/plain', data: 'Sunny all week, 21 C.' } },
+      { type: 'search_result', source: 'https://example.com/w', title: 'Weather', content: [{ type: 'text', text: '21 C' }] }]);
+    assert.ok(doc > plain, `${doc} > ${plain}`);
+    const top = await client.messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: [
+      { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'A long report about Paris.' }] } },
+      { type: 'text', text: 'Summarise it.' }] }] });
+    assert.ok(top.input_tokens > 0);
+  });
+
+  await check('anthropic: a PDF document is a 400 naming it', async () => {
+    const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } };
+    for (const messages of [afterCall([pdf]), [{ role: 'user', content: [pdf, { type: 'text', text: 'Read it.' }] }]]) {
+      await assert.rejects(client.messages.create({ model: MODEL, max_tokens: 8, messages, tools }), (e) => {
+        assert.ok(e instanceof sdk.anthropic.BadRequestError, `${e.constructor.name}: ${e.message}`);
+        assert.equal(e.error?.error?.type, 'invalid_request_error');
+        assert.match(e.error.error.message, /application\/pdf.*PDF/);
+        return true;
+      });
+    }
   });
 }
