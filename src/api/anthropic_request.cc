@@ -97,10 +97,10 @@ struct Converter {
     const Json* signature = Fields(block).Get("signature");
     if (signature == nullptr || !signature->is_string() ||
         !signer->Verify(block["thinking"].get<std::string>(), signature->get<std::string>())) {
-      return Fail(where +
-                      ": invalid 'signature' in thinking block (it was not issued by this server "
-                      "for this text)",
-                  where);
+      return Fail(
+          "invalid 'signature' in thinking block (it was not issued by this server for this "
+          "text)",
+          where);
     }
     return true;
   }
