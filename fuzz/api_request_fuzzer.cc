@@ -5,11 +5,13 @@
 // conversation survives being written as template JSON and read back unchanged.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "api/anthropic_request.h"
 #include "api/openai_request.h"
+#include "api/thinking_signature.h"
 #include "base/check.h"
 #include "serve/chat_format.h"
 #include "text/chat/conversation_json.h"
@@ -55,6 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (body.is_discarded()) return 0;
   k3::api::ApiOptions options;
   options.allow_forced_output = true;
+  // Thinking blocks then go through signature verification (random bytes never forge one).
+  static const auto signer = std::make_shared<const k3::api::ThinkingSigner>("fuzz signing key 16");
+  options.signer = signer;
   ApiError error;
   if (endpoint == 0 || endpoint == 1) {
     k3::api::OpenAiRequest request;
@@ -70,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (ok) RenderIfChat(request.generate);
   } else {
     k3::serve::ChatRequest chat;
-    CheckRejection(k3::api::ParseCountTokensRequest(body, &chat, &error), error);
+    CheckRejection(k3::api::ParseCountTokensRequest(body, &chat, &error, signer.get()), error);
   }
   return 0;
 }
