@@ -2,8 +2,10 @@
 // `@anthropic-ai/sdk` client: a signature round trip, forged signatures refused with a 400, the
 // signature_delta and ping events of a stream, toolu_ ids unique within a message.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 
-import { readSse } from './lib.mjs';
+import { readSse, startServer } from './lib.mjs';
 import { K3, TOOL_SCRIPT, WEATHER_TOOL_ANTHROPIC } from './scripts.mjs';
 
 const MODEL = 'k3-demo';
@@ -87,4 +89,28 @@ export async function anthropicSignatureCases(check, { server, sdk }) {
     const id = again.content.find((b) => b.type === 'tool_use').id;
     assert.ok(!ids.includes(id), 'another message, other ids');
   });
+}
+
+// Two servers started with one --signing-key-file accept each other's thinking blocks (replicas
+// behind a router); a server with its own random key refuses them.
+export async function signingKeyCases(check, { args, sdk }) {
+  const keyFile = path.join(args.work, 'signing.key');
+  fs.mkdirSync(args.work, { recursive: true });
+  fs.writeFileSync(keyFile, 'a shared signing key for the replicas');
+  const servers = [];
+  try {
+    for (const [name, extra] of [['sign-a', ['--signing-key-file', keyFile]], ['sign-b', ['--signing-key-file', keyFile]], ['sign-own', []]]) {
+      servers.push(await startServer({ ...args, name, args: extra }));
+    }
+    const [a, b, own] = servers.map((server) => new sdk.Anthropic({ baseURL: server.url, apiKey: 'k', maxRetries: 0, timeout: 120000 }));
+    await check('anthropic: --signing-key-file: replicas share signatures, other keys refuse them', async () => {
+      const script = K3.think('Shared thought.') + K3.response('Hi.') + K3.end;
+      const r = await a.messages.create({ model: MODEL, max_tokens: 100, messages: USER, k3_forced_output: script });
+      const messages = [...USER, { role: 'assistant', content: r.content }, { role: 'user', content: 'More?' }];
+      assert.equal((await b.messages.create({ model: MODEL, max_tokens: 4, messages })).type, 'message');
+      await assert.rejects(own.messages.create({ model: MODEL, max_tokens: 4, messages }), isBadRequest(sdk, /signature/));
+    });
+  } finally {
+    for (const server of servers) await server.stop();
+  }
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { anthropicCases } from './anthropic_cases.mjs';
+import { signingKeyCases } from './anthropic_signature_cases.mjs';
 import { loadClients, parseArgs, startServer } from './lib.mjs';
 import { authCases, cancellationCases, endpointCases, overloadCases, shutdownCases } from './lifecycle_cases.mjs';
 import { openaiCases } from './openai_cases.mjs';
@@ -61,5 +62,6 @@ await withServer('main', [], async (ctx) => {
 });
 await withServer('cancel', [], (ctx) => cancellationCases(check, ctx));
 await authCases(check, { args, sdk });
+await signingKeyCases(check, { args, sdk });
 await overloadCases(check, { args, sdk });
 await shutdownCases(check, { args, sdk });
