@@ -209,7 +209,8 @@ CheckList ConversationChecks(const CheckContext& ctx) {
 
 CheckList RunAnthropicChecks(const CheckContext& ctx) {
   CheckList out = ShapeChecks(ctx);
-  for (auto& list : {ToolChecks(ctx), ConversationChecks(ctx), RunAnthropicSessionChecks(ctx)}) {
+  for (auto& list : {ToolChecks(ctx), ConversationChecks(ctx), RunAnthropicSessionChecks(ctx),
+                     RunAnthropicAgentChecks(ctx)}) {
     for (const auto& result : list) out.push_back(result);
   }
   return out;

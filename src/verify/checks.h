@@ -16,6 +16,10 @@ CheckList RunCompletionsChecks(const CheckContext& ctx);
 CheckList RunAnthropicChecks(const CheckContext& ctx);
 // Thinking signatures and tool_use ids across turns (anthropic_signature_checks.cc).
 CheckList RunAnthropicSessionChecks(const CheckContext& ctx);
+// What Claude Code sends: adaptive thinking, system messages inside messages, tool_result images,
+// documents and search results, context-limit wordings; reasoning_effort none..max
+// (anthropic_agent_checks.cc).
+CheckList RunAnthropicAgentChecks(const CheckContext& ctx);
 CheckList RunReasoningChecks(const CheckContext& ctx);
 
 }  // namespace k3::verify
