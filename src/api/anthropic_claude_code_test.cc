@@ -61,10 +61,27 @@ TEST(AnthropicClaudeCode, UnusedFieldsAreAccepted) {
   const Parsed out = Parse(R"({
     "metadata": {"user_id": "u"},
     "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
-    "output_config": {"effort": "high", "format": null},
+    "output_config": {"effort": "high", "format": null, "task_budget": 5},
     "thinking": {"type": "adaptive"},
     "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]})");
   ASSERT_TRUE(out.ok) << out.error.message;
+}
+
+TEST(AnthropicClaudeCode, OutputConfigFormatIsTheResponseFormat) {
+  Parsed out = Parse(R"({"output_config": {"format": {"type": "json_schema",
+    "schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}}})");
+  ASSERT_TRUE(out.ok) << out.error.message;
+  const text::chat::ResponseFormat& format = out.chat().response_format;
+  EXPECT_EQ(format.type, text::chat::ResponseFormat::Type::kJsonSchema);
+  EXPECT_TRUE(format.strict);
+  EXPECT_EQ(format.schema["properties"]["a"]["type"], "integer");
+  for (const char* bad : {R"({"output_config": {"format": {"type": "json_object"}}})",
+                          R"({"output_config": {"format": {"type": "json_schema"}}})",
+                          R"({"output_config": {"format": "json"}})"}) {
+    out = Parse(bad);
+    EXPECT_FALSE(out.ok) << bad;
+    EXPECT_EQ(out.error.param, "output_config.format") << bad;
+  }
 }
 
 TEST(AnthropicClaudeCode, SystemMessagesStayInPlace) {

@@ -213,8 +213,8 @@ bool ConvertToolChoice(const Json& choice, serve::ChatRequest* chat, const Json*
   return true;
 }
 
-// output_config: `effort` (the shared vocabulary, serve/effort.h) is the thinking effort; its other
-// members (e.g. `format`) are accepted and not used.
+// output_config: `effort` (the shared vocabulary, serve/effort.h) is the thinking effort; `format`
+// (structured outputs) the response_format; other members are accepted and not used.
 bool ConvertOutputConfig(const Json& body, serve::ChatRequest* chat, ApiError* error) {
   const Json* config = Fields(body).Get("output_config");
   if (config == nullptr) return true;
@@ -227,6 +227,18 @@ bool ConvertOutputConfig(const Json& body, serve::ChatRequest* chat, ApiError* e
     return false;
   }
   if (!effort.empty()) chat->thinking.effort = effort;
+  const Json* format = Fields(*config).Get("format");
+  if (format == nullptr) return true;
+  // Structured outputs: {type: json_schema, schema} -> a strict json_schema response_format.
+  if (!format->is_object() || StringOr(*format, "type") != "json_schema" ||
+      !format->contains("schema") || !(*format)["schema"].is_object()) {
+    *error = BadRequest("'output_config.format' must be {type: json_schema, schema: {...}}",
+                        "output_config.format");
+    return false;
+  }
+  chat->response_format = {.type = text::chat::ResponseFormat::Type::kJsonSchema,
+                           .name = "output",
+                           .schema = (*format)["schema"]};
   return true;
 }
 

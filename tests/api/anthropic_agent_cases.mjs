@@ -98,4 +98,13 @@ export async function anthropicAgentCases(check, { server, sdk }) {
       });
     }
   });
+
+  await check('anthropic: output_config.format json_schema constrains the text', async () => {
+    const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
+    const r = await client.messages.create({ model: MODEL, max_tokens: 64, messages: USER, thinking: { type: 'disabled' },
+      output_config: { format: { type: 'json_schema', schema } } });
+    const text = r.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
+    assert.equal(r.stop_reason, 'end_turn', text);
+    assert.equal(typeof JSON.parse(text).ok, 'boolean', text);
+  });
 }
