@@ -36,9 +36,9 @@ TEST(DefaultDemoDirTest, UsesXdgCacheHomeThenHome) {
   {
     ScopedEnv home("HOME", (root / "home").string());
     ScopedEnv xdg("XDG_CACHE_HOME", (root / "xdg").string());
-    EXPECT_EQ(DefaultDemoDir(), root / "xdg" / "k3serve" / "demo-v2");
+    EXPECT_EQ(DefaultDemoDir(), root / "xdg" / "k3serve" / "demo-v3");
     ScopedEnv relative("XDG_CACHE_HOME", "relative");  // the XDG spec ignores relative paths
-    EXPECT_EQ(DefaultDemoDir(), root / "home" / ".cache" / "k3serve" / "demo-v2");
+    EXPECT_EQ(DefaultDemoDir(), root / "home" / ".cache" / "k3serve" / "demo-v3");
   }
   fs::remove_all(root);
 }

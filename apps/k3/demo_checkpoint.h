@@ -8,8 +8,8 @@
 
 namespace k3::app {
 
-// model::testing::DemoCacheDir for this process's environment: $XDG_CACHE_HOME/k3serve/demo-v2,
-// else ~/.cache/k3serve/demo-v2; the temp directory's k3serve/demo-v2 when neither is set or the
+// model::testing::DemoCacheDir for this process's environment: $XDG_CACHE_HOME/k3serve/demo-v3,
+// else ~/.cache/k3serve/demo-v3; the temp directory's k3serve/demo-v3 when neither is set or the
 // cache folder cannot be created.
 std::filesystem::path DefaultDemoDir();
 

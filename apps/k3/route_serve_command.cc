@@ -8,6 +8,7 @@
 
 #include "apps/k3/commands.h"
 #include "apps/k3/demo_checkpoint.h"
+#include "apps/k3/http_flags.h"
 #include "apps/k3/shutdown_signals.h"
 #include "base/log.h"
 #include "gateway/gateway.h"
@@ -28,6 +29,7 @@ struct RouteServeFlags {
   std::string session_header = "x-session-id";
   int io_threads = 2;
   int max_attempts = 3;
+  HttpFlags http;
   int health_interval_ms = 1000;
   bool quiet_decisions = false;
 };
@@ -83,6 +85,7 @@ int RouteServe(const RouteServeFlags& f) {
   server_config.host = listen->first;
   server_config.port = listen->second;
   server_config.io_threads = f.io_threads;
+  ApplyHttpFlags(f.http, &server_config);
   http::Server server(server_config, &gateway);
   if (auto s = server.Listen(); !s.ok()) return fail(s);
   ShutdownOnSignal(&server);
@@ -123,6 +126,7 @@ CommandFn AddRouteServeOptions(CLI::App& app) {
   app.add_option("--session-header", f->session_header,
                  "Header naming the session (policy session)")
       ->capture_default_str();
+  AddHttpFlags(app, &f->http);
   app.add_option("--io-threads", f->io_threads, "Threads for client and worker connections")
       ->capture_default_str();
   app.add_option("--max-attempts", f->max_attempts,

@@ -9,6 +9,7 @@
 #include "apps/k3/commands.h"
 #include "apps/k3/demo_checkpoint.h"
 #include "apps/k3/engine_flags.h"
+#include "apps/k3/http_flags.h"
 #include "apps/k3/shutdown_signals.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
@@ -45,6 +46,7 @@ struct ServeFlags {
   std::string register_with;  // a router's URL to register with at start-up
   std::string advertise_url;  // how the router reaches this server (default http://HOST:PORT)
   EngineFlags engine;
+  HttpFlags http;
 };
 
 base::Result<std::string> ResolveModelDir(const ServeFlags& f) {
@@ -154,6 +156,7 @@ http::ServerConfig MakeServerConfig(const ServeFlags& f, size_t body_limit) {
   config.body_limit = body_limit;
   config.io_threads = f.io_threads;
   config.drain_timeout = std::chrono::seconds(f.drain_timeout);
+  ApplyHttpFlags(f.http, &config);
   return config;
 }
 
@@ -247,6 +250,7 @@ CommandFn AddServeCommand(CLI::App& app) {
   app.add_option("--drain-timeout", f->drain_timeout,
                  "Seconds SIGTERM waits for running requests before exiting")
       ->capture_default_str();
+  AddHttpFlags(app, &f->http);
   app.add_option("--sampling-policy", f->sampling_policy,
                  "open: OpenAI ranges; kimi: the Kimi Vendor Verifier's fixed sampling values")
       ->capture_default_str();

@@ -43,6 +43,7 @@ bool ParseSampling(const Json& body, const ApiOptions& options, serve::GenerateR
       !f.Integer("top_k", -1, 1 << 30, &top_k, error) || !f.Integer("n", 1, 128, &n, error) ||
       !f.Integer("seed", INT64_MIN, INT64_MAX, &seed, error) ||
       !f.Bool("ignore_eos", &s.ignore_eos, error) ||
+      !f.Bool("skip_special_tokens", &out->skip_special_tokens, error) ||
       !f.StringOrList("stop", 4, &out->stop, error)) {
     return false;
   }

@@ -29,6 +29,10 @@ class Responder {
   virtual void EndEventStream() = 0;
   // Called once if the client disconnects before the response ended (cancel the work).
   virtual void OnClientGone(std::function<void()> callback) = 0;
+  // For the access log (any thread; default: ignored). The first generated token, and each
+  // choice's end with the request's prompt tokens and that choice's completion tokens.
+  virtual void NoteFirstToken() {}
+  virtual void NoteChoice(int64_t /*prompt_tokens*/, int64_t /*completion_tokens*/) {}
 };
 
 // What the HTTP layer serves: the model's API (Service) or the router's front (gateway).

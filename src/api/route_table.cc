@@ -57,6 +57,13 @@ const Route* FindRoute(std::string_view method, std::string_view path) {
   return nullptr;
 }
 
+std::string MetricsLabel(std::string_view path) {
+  for (const Route& route : kRoutes) {
+    if (PathMatches(route, path)) return std::string(route.path);
+  }
+  return "other";
+}
+
 Dialect DialectOf(std::string_view path) {
   return path.starts_with("/v1/messages") ? kAnthropic : kOpenAi;
 }
@@ -79,7 +86,8 @@ void RouteTable::Dispatch(const HttpRequest& request,
     DispatchOrThrow(request, responder);
   } catch (const std::exception& e) {
     K3_LOG(kError) << request.method << " " << request.path << ": " << e.what();
-    Fail(request.path, kOpenAi, {500, std::string("internal error: ") + e.what(), ""}, responder);
+    Fail(MetricsLabel(request.path), kOpenAi, {500, std::string("internal error: ") + e.what(), ""},
+         responder);
   }
 }
 
@@ -90,15 +98,16 @@ void RouteTable::DispatchOrThrow(const HttpRequest& request,
   if (handler != nullptr && !*handler) handler = nullptr;
   if (handler != nullptr && route->open) return (*handler)(request, *route, responder);
   const Dialect dialect = route ? route->dialect : DialectOf(request.path);
+  const std::string label = MetricsLabel(request.path);
   if (options_.authorized && !options_.authorized(request)) {
-    return Fail(request.path, dialect, {401, "invalid or missing API key", ""}, responder);
+    return Fail(label, dialect, {401, "invalid or missing API key", ""}, responder);
   }
   if (handler == nullptr) {
-    return Fail(request.path, dialect,
+    return Fail(label, dialect,
                 {404, request.method + " " + request.path + " is not an endpoint", ""}, responder);
   }
   if (route->generates && draining_) {
-    return Fail(request.path, dialect, {503, options_.draining_message, ""}, responder);
+    return Fail(label, dialect, {503, options_.draining_message, ""}, responder);
   }
   (*handler)(request, *route, responder);
 }

@@ -67,6 +67,9 @@ std::span<const Route> Routes();
 const Route& RouteOf(Endpoint endpoint);
 // The route `method` + `path` names, or null.
 const Route* FindRoute(std::string_view method, std::string_view path);
+// The metrics label of a request path: the path of the route it names (any method; a subpath
+// counts as its route), else "other", so unknown paths cannot grow the label set.
+std::string MetricsLabel(std::string_view path);
 // The dialect of an error about `path` when no route matched: Anthropic under /v1/messages.
 Dialect DialectOf(std::string_view path);
 

@@ -68,6 +68,10 @@ template <typename Builder>
 serve::UpdateSink SinkFor(std::shared_ptr<Builder> builder, bool stream,
                           std::shared_ptr<Responder> responder, std::shared_ptr<Gate> gate) {
   return [builder, responder, stream, gate](const serve::ChoiceUpdate& update) {
+    if (update.usage.completion_tokens > 0) responder->NoteFirstToken();
+    if (update.finish_reason) {
+      responder->NoteChoice(update.usage.prompt_tokens, update.usage.completion_tokens);
+    }
     auto events = std::make_shared<std::vector<std::string>>();
     const bool done = builder->Add(update, events.get());
     if (!stream && !done) return;
@@ -125,7 +129,7 @@ void Service::BindRoutes() {
   routes_.Bind(Endpoint::kKvEvents,
                [this](const HttpRequest&, const Route&, const Reply& r) { KvEvents(r); });
   routes_.Bind(Endpoint::kModels,
-               [this](const HttpRequest&, const Route&, const Reply& r) { Models(r); });
+               [this](const HttpRequest& q, const Route&, const Reply& r) { Models(q, r); });
   routes_.Bind(Endpoint::kChatCompletions, WithBody(&Service::Chat));
   routes_.Bind(Endpoint::kCompletions, WithBody(&Service::Completion));
   routes_.Bind(Endpoint::kMessages, WithBody(&Service::Messages));
@@ -138,8 +142,8 @@ RouteHandler Service::WithBody(BodyHandler handler) {
   return [this, handler](const HttpRequest& request, const Route& route, const Reply& responder) {
     Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded()) {
-      return Fail(request.path, route.dialect, BadRequest("the request body is not valid JSON"),
-                  responder);
+      return Fail(std::string(route.path), route.dialect,
+                  BadRequest("the request body is not valid JSON"), responder);
     }
     (this->*handler)(body, responder);
   };
@@ -325,13 +329,37 @@ void Service::Detokenize(const Json& body, const Reply& responder) {
   Ok(endpoint, Dump(Json{{"prompt", *text}}), responder);
 }
 
-void Service::Models(const Reply& responder) {
-  Json model = {{"id", config_.api.model_name},
-                {"object", "model"},
-                {"created", 0},
-                {"owned_by", "k3serve"},
-                {"max_model_len", frontend_->max_model_len()}};
-  Ok("/v1/models", Dump(Json{{"object", "list"}, {"data", Json::array({model})}}), responder);
+// GET /v1/models and /v1/models/{id}: OpenAI's shape, or Anthropic's when the client sends
+// anthropic-version (as the Anthropic SDK's models.list/retrieve always do).
+void Service::Models(const HttpRequest& request, const Reply& responder) {
+  const bool anthropic = request.headers.count("anthropic-version") > 0;
+  const std::string& name = config_.api.model_name;
+  Json model = anthropic ? Json{{"type", "model"},
+                                {"id", name},
+                                {"display_name", name},
+                                {"created_at", "1970-01-01T00:00:00Z"}}
+                         : Json{{"id", name},
+                                {"object", "model"},
+                                {"created", 0},
+                                {"owned_by", "k3serve"},
+                                {"max_model_len", frontend_->max_model_len()}};
+  constexpr std::string_view kList = "/v1/models";
+  if (request.path.size() > kList.size() + 1) {
+    const std::string id = request.path.substr(kList.size() + 1);
+    if (id != name) {
+      return Fail(
+          "/v1/models", anthropic ? Dialect::kAnthropic : Dialect::kOpenAi,
+          {404, "model '" + id + "' not found (this server serves '" + name + "')", "model"},
+          responder);
+    }
+    return Ok("/v1/models", Dump(model), responder);
+  }
+  Json list = anthropic ? Json{{"data", Json::array({model})},
+                               {"has_more", false},
+                               {"first_id", name},
+                               {"last_id", name}}
+                        : Json{{"object", "list"}, {"data", Json::array({model})}};
+  Ok("/v1/models", Dump(list), responder);
 }
 
 }  // namespace k3::api

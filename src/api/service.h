@@ -52,7 +52,7 @@ class Service : public RequestHandler {
   void Tokenize(const Json& body, const Reply& responder);
   bool TokenizeBody(const Json& body, std::vector<text::TokenId>* ids, ApiError* error);
   void Detokenize(const Json& body, const Reply& responder);
-  void Models(const Reply& responder);
+  void Models(const HttpRequest& request, const Reply& responder);
   void KvEvents(const Reply& responder);
   bool Authorized(const HttpRequest& request) const;
 

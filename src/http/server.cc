@@ -67,14 +67,20 @@ struct Server::Impl {
   std::chrono::steady_clock::time_point drain_deadline;
   std::atomic<bool> draining{false};
   std::atomic<int64_t> connections{0};
+  CorsPolicy cors;
   SessionSettings settings;
 };
 
 Server::Server(ServerConfig config, api::RequestHandler* service)
     : impl_(std::make_unique<Impl>(std::move(config), service)) {
   Impl* impl = impl_.get();
-  impl->settings = {service, impl->config.body_limit, impl->config.idle_timeout,
-                    [impl](int delta) { impl->connections += delta; }};
+  impl->cors = CorsPolicy(impl->config.allow_origins);
+  impl->settings = {service,
+                    impl->config.body_limit,
+                    impl->config.idle_timeout,
+                    [impl](int delta) { impl->connections += delta; },
+                    &impl->cors,
+                    impl->config.access_log};
 }
 
 Server::~Server() = default;

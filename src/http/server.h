@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api/responder.h"
 #include "base/status.h"
@@ -21,6 +22,8 @@ struct ServerConfig {
   int io_threads = 1;
   std::chrono::seconds idle_timeout{75};   // keep-alive connection with no request
   std::chrono::seconds drain_timeout{30};  // on shutdown: wait this long for running requests
+  std::vector<std::string> allow_origins;  // CORS (--allow-origin): origins or "*"; empty: off
+  bool access_log = true;                  // an info line per request (--disable-access-log)
 };
 
 class Server {

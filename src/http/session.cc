@@ -15,7 +15,8 @@ namespace {
 
 class SessionResponder : public api::Responder {
  public:
-  explicit SessionResponder(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+  SessionResponder(std::shared_ptr<Session> session, std::shared_ptr<RequestStats> stats)
+      : session_(std::move(session)), stats_(std::move(stats)) {}
   void Send(int status, std::string body, std::string content_type) override {
     session_->Send(status, std::move(body), std::move(content_type));
   }
@@ -25,9 +26,14 @@ class SessionResponder : public api::Responder {
   void OnClientGone(std::function<void()> callback) override {
     session_->OnClientGone(std::move(callback));
   }
+  void NoteFirstToken() override { stats_->NoteFirstToken(); }
+  void NoteChoice(int64_t prompt, int64_t completion) override {
+    stats_->NoteChoice(prompt, completion);
+  }
 
  private:
   std::shared_ptr<Session> session_;
+  std::shared_ptr<RequestStats> stats_;  // this request's, even if the connection moved on
 };
 
 std::string Chunk(const std::string& data) {
@@ -75,8 +81,18 @@ void Session::OnRead(beast::error_code ec) {
   if (ec) return Close();  // end of stream, timeout, reset or a malformed request
   stream_.expires_never();
   auto& message = parser_->get();
+  stats_ = std::make_shared<RequestStats>();
+  method_ = std::string(message.method_string());
+  path_ = std::string(message.target()).substr(0, message.target().find('?'));
+  const std::string origin(message[bhttp::field::origin]);
+  cors_headers_ = settings_.cors ? settings_.cors->ResponseHeaders(origin) : std::string();
+  keep_alive_ = message.keep_alive();
+  version_ = message.version();
+  if (AnswerPreflight(message)) return;
+  // HEAD is GET without the body (RFC 9110 9.3.2): routed as GET, headers only.
+  head_only_ = message.method() == bhttp::verb::head;
   api::HttpRequest request;
-  request.method = std::string(message.method_string());
+  request.method = head_only_ ? "GET" : method_;
   const std::string target(message.target());
   request.path = target.substr(0, target.find('?'));
   for (const auto& field : message) {
@@ -85,13 +101,12 @@ void Session::OnRead(beast::error_code ec) {
     request.headers[name] = std::string(field.value());
   }
   request.body = std::move(message.body());
-  keep_alive_ = message.keep_alive();
-  version_ = message.version();
   responding_ = true;
   response_queued_ = false;
   ++request_serial_;
   on_gone_ = nullptr;
-  settings_.service->Handle(request, std::make_shared<SessionResponder>(shared_from_this()));
+  settings_.service->Handle(request,
+                            std::make_shared<SessionResponder>(shared_from_this(), stats_));
   WatchForDisconnect();
 }
 
@@ -119,7 +134,7 @@ std::string Session::Head(int status, const std::string& content_type,
   std::string head = version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
   head += std::to_string(status) + " " +
           std::string(bhttp::obsolete_reason(static_cast<bhttp::status>(status))) + "\r\n";
-  head += "Server: k3serve\r\n";
+  head += "Server: k3serve\r\n" + cors_headers_;
   if (!content_type.empty()) head += "Content-Type: " + content_type + "\r\n";
   if (length) {
     head += "Content-Length: " + std::to_string(*length) + "\r\n";
@@ -136,14 +151,40 @@ void Session::Send(int status, std::string body, std::string content_type) {
   net::post(stream_.get_executor(), [self = shared_from_this(), status, body = std::move(body),
                                      type = std::move(content_type)]() mutable {
     if (self->closed_ || !self->responding_ || self->response_queued_) return;
-    std::string bytes = self->Head(status, type, body.size()) + body;
+    self->status_ = status;
+    std::string bytes = self->Head(status, type, body.size());
+    if (!self->head_only_) bytes += body;
     self->Enqueue(std::move(bytes), /*ends_response=*/true);
   });
+}
+
+bool Session::AnswerPreflight(const bhttp::request<bhttp::string_body>& message) {
+  if (message.method() != bhttp::verb::options || !settings_.cors || !settings_.cors->enabled())
+    return false;
+  responding_ = true;
+  response_queued_ = false;
+  ++request_serial_;
+  status_ = 204;
+  const std::string extra = settings_.cors->PreflightHeaders(
+      std::string(message[bhttp::field::origin]),
+      std::string(message[bhttp::field::access_control_request_headers]));
+  std::string head = Head(204, "", std::nullopt);
+  head.insert(head.size() - 2, extra);  // before the blank line that ends the head
+  Enqueue(std::move(head), /*ends_response=*/true);
+  return true;
+}
+
+void Session::LogAccess() {
+  if (!settings_.access_log || !stats_) return;
+  K3_LOG(kInfo) << FormatAccessLine(method_, path_, status_, *stats_,
+                                    std::chrono::steady_clock::now());
+  stats_.reset();
 }
 
 void Session::StartEventStream() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     if (self->closed_ || !self->responding_ || self->response_queued_) return;
+    self->status_ = 200;
     self->chunked_ = self->version_ != 10;
     if (!self->chunked_) self->keep_alive_ = false;  // HTTP/1.0: the close ends the stream
     self->Enqueue(self->Head(200, "text/event-stream", std::nullopt), false);
@@ -184,6 +225,7 @@ void Session::WriteNext() {
     writing_ = false;
     if (response_queued_ && responding_) {
       responding_ = false;
+      LogAccess();
       on_gone_ = nullptr;
       if (keep_alive_) return ReadRequest();
       beast::error_code ec;
@@ -208,6 +250,10 @@ void Session::WriteNext() {
 
 void Session::ClientGone() {
   if (closed_) return;
+  if (responding_) {
+    status_ = 499;  // as nginx logs a client that closed the connection before the answer
+    LogAccess();
+  }
   auto callback = std::move(on_gone_);
   on_gone_ = nullptr;
   Close();

@@ -18,6 +18,8 @@
 #include <string>
 
 #include "api/responder.h"
+#include "http/access_log.h"
+#include "http/cors.h"
 
 namespace k3::http {
 
@@ -26,6 +28,8 @@ struct SessionSettings {
   size_t body_limit;
   std::chrono::seconds idle_timeout;
   std::function<void(int delta)> count_connection;  // +1 on open, -1 on close
+  const CorsPolicy* cors = nullptr;                 // null or disabled: no CORS
+  bool access_log = true;                           // one info line per request
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -50,6 +54,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void ClientGone();
   void Close();
   std::string Head(int status, const std::string& content_type, std::optional<size_t> length) const;
+  bool AnswerPreflight(const boost::beast::http::request<boost::beast::http::string_body>& message);
+  void LogAccess();
 
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
@@ -66,6 +72,11 @@ class Session : public std::enable_shared_from_this<Session> {
   unsigned version_ = 11;
   uint64_t request_serial_ = 0;  // which request a disconnect watch belongs to
   std::function<void()> on_gone_;
+  // The request being answered: for HEAD (answered like GET, without the body), CORS and the log.
+  bool head_only_ = false;
+  std::string method_, path_, cors_headers_;
+  int status_ = 0;
+  std::shared_ptr<RequestStats> stats_;
 };
 
 }  // namespace k3::http

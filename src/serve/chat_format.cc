@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "serve/effort.h"
+#include "text/chat/jinja_segments.h"
 #include "text/chat/k3_xtml.h"
 
 namespace k3::serve {
@@ -69,11 +70,15 @@ base::Result<RenderedChat> ChatFormat::RenderJinja(const ChatRequest& request) c
   const ResolvedThinking thinking = ResolveThinking(request.thinking);
   if (thinking.explicit_flag) kwargs["thinking"] = *thinking.explicit_flag;
   if (!kwargs.contains("add_generation_prompt")) kwargs["add_generation_prompt"] = true;
-  K3_ASSIGN_OR_RETURN(std::string text, jinja_->Render(request.conversation, kwargs));
+  // Client text is encoded with special tokens off (text/chat/jinja_segments.h).
+  K3_ASSIGN_OR_RETURN(auto rendered,
+                      text::chat::RenderJinjaSegments(*jinja_, request.conversation, kwargs));
   RenderedChat out;
   out.thinking = !(kwargs.contains("thinking") && kwargs["thinking"] == false);
-  out.starts_in_reasoning = EndsWith(text, "<think>");
-  out.segments.push_back({std::move(text), /*allow_special=*/true});
+  out.starts_in_reasoning = EndsWith(text::chat::JoinSegments(rendered.segments), "<think>");
+  out.segments = std::move(rendered.segments);
+  out.client_text_isolated = rendered.client_text_isolated;
+  out.join_segments = true;
   return out;
 }
 

@@ -25,6 +25,12 @@ struct RenderedChat {
   int opener_tokens = 0;             // generation-opener tokens not counted in prompt_tokens
   bool starts_in_reasoning = false;  // the prompt ends inside a reasoning block
   bool thinking = true;              // reasoning enabled (false: everything is content)
+  // Client text is in allow_special=false segments (always for K3; for a Jinja template unless
+  // it transformed a client string, see text/chat/jinja_segments.h).
+  bool client_text_isolated = true;
+  // Ordinary text runs across segments are tokenized as one (Tokenizer::EncodeSegmentsJoined):
+  // a Jinja render is one text to the reference tokenizer; K3's pieces are tokenized apart.
+  bool join_segments = false;
 };
 
 class ChatFormat {

@@ -49,6 +49,9 @@ struct GenerateRequest {
   bool max_tokens_given = false;  // else: whatever the context leaves after the prompt
   std::vector<std::string> stop;  // stop strings, matched on the visible text
   bool include_stop_string = false;
+  // vLLM's skip_special_tokens: control tokens the model emits never reach the text (the output
+  // parser still reads its own markup); false: every token's name is text.
+  bool skip_special_tokens = true;
   bool want_logprobs = false;
   // Scripted output (tests and demos, `k3 serve --scripted-output`): this text, tokenized with
   // specials recognised and followed by the stop token, replaces sampling; the model still runs.

@@ -30,6 +30,7 @@ Generation::Generation(const text::Tokenizer& tokenizer, engine::Engine* engine,
       prompt_(prompt),
       stops_(request.stop),
       include_stop_(request.include_stop_string),
+      skip_special_tokens_(request.skip_special_tokens),
       want_logprobs_(request.want_logprobs),
       unfinished_(request.sampling.n),
       sink_(std::move(sink)),
@@ -109,10 +110,11 @@ void Generation::AppendTokens(Choice& choice, const engine::RequestOutput& outpu
         token == engine_->info().eos_token_id) {
       continue;
     }
-    // Unnamed reserved ids carry no text (as skip_special_tokens would drop them); named
-    // control tokens stay, the output parser needs them.
-    const std::string* special = tokenizer_.specials().NameOf(static_cast<text::TokenId>(token));
-    if (special != nullptr && special->starts_with("<|reserved_token_")) continue;
+    if (const std::string* special =
+            tokenizer_.specials().NameOf(static_cast<text::TokenId>(token));
+        special != nullptr && !KeepSpecial(choice, *special)) {
+      continue;
+    }
     if (!choice.detokenizer.Push(token, &raw).ok()) raw += "\xEF\xBF\xBD";
   }
   if (output.finished()) choice.detokenizer.Finish(&raw);
@@ -125,6 +127,11 @@ void Generation::AppendTokens(Choice& choice, const engine::RequestOutput& outpu
   } else {
     update->text = std::move(visible);
   }
+}
+
+bool Generation::KeepSpecial(const Choice& choice, const std::string& name) const {
+  if (!skip_special_tokens_) return true;
+  return choice.parser && text::output::IsParserMarkup(prompt_.parser.format, name);
 }
 
 void Generation::FinishChoice(Choice& choice, const engine::RequestOutput& output,

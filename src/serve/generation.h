@@ -43,6 +43,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
   void OnOutput(const engine::RequestOutput& output);
   void AppendTokens(Choice& choice, const engine::RequestOutput& output, ChoiceUpdate* update);
   void FinishChoice(Choice& choice, const engine::RequestOutput& output, ChoiceUpdate* update);
+  // Whether a control token the model emitted becomes text (see skip_special_tokens).
+  bool KeepSpecial(const Choice& choice, const std::string& name) const;
   // parallel_tool_calls: false: drops the events of calls past the first.
   void LimitToolCalls(std::vector<text::output::OutputEvent>* events) const;
   TokenInfo DescribeToken(const engine::SampledToken& sampled) const;
@@ -54,6 +56,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   PreparedPrompt prompt_;
   std::vector<std::string> stops_;
   bool include_stop_;
+  bool skip_special_tokens_;
   bool want_logprobs_;
   std::vector<std::unique_ptr<Choice>> choices_;
   int unfinished_;

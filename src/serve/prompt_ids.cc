@@ -14,7 +14,8 @@ base::Result<std::vector<int32_t>> EncodeRenderedChat(const text::Tokenizer& tok
   for (const auto& segment : rendered.segments) {
     segments.push_back({segment.text, segment.allow_special});
   }
-  K3_ASSIGN_OR_RETURN(auto ids, tokenizer.EncodeSegments(segments));
+  K3_ASSIGN_OR_RETURN(auto ids, rendered.join_segments ? tokenizer.EncodeSegmentsJoined(segments)
+                                                       : tokenizer.EncodeSegments(segments));
   return ToEngineIds(ids);
 }
 

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 
 import { anthropicCases } from './anthropic_cases.mjs';
 import { signingKeyCases } from './anthropic_signature_cases.mjs';
+import { hygieneCases } from './hygiene_cases.mjs';
 import { loadClients, parseArgs, startServer } from './lib.mjs';
 import { authCases, cancellationCases, endpointCases, overloadCases, shutdownCases } from './lifecycle_cases.mjs';
 import { openaiCases } from './openai_cases.mjs';
@@ -61,6 +62,7 @@ await withServer('main', [], async (ctx) => {
   await structuredCases(check, ctx);
 });
 await withServer('cancel', [], (ctx) => cancellationCases(check, ctx));
+await hygieneCases(check, { args, sdk });
 await authCases(check, { args, sdk });
 await signingKeyCases(check, { args, sdk });
 await overloadCases(check, { args, sdk });

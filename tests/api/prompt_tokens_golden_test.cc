@@ -27,6 +27,11 @@ constexpr int64_t kKimiVocab = 163840;
 const std::set<std::string> kNotFromTheRequest = {"image_with_image_prompts",
                                                   "tool_results_without_ids"};
 
+// Goldens whose user text types special-token names: Moonshot's tokenizer turns them into control
+// ids in Jinja-family chats; we encode client text with special tokens off (no injection), so our
+// ids spell the names as ordinary tokens: same text, more ids (K3's golden already does this).
+const std::set<std::string> kTypedSpecialNames = {"special_token_in_user_text"};
+
 struct Stack {
   std::unique_ptr<engine::Engine> engine;
   std::unique_ptr<serve::Frontend> frontend;
@@ -83,6 +88,13 @@ void ExpectExactIds(const std::string& checkpoint, const std::string& file, int 
     }
     const auto& expected = line["ids"];
     std::vector<int32_t> ids(expected.begin(), expected.end());
+    if (opener == 0 && kTypedSpecialNames.contains(id)) {
+      --total;
+      EXPECT_GT(prompt->ids.size(), ids.size()) << file << " " << id;
+      const std::vector<text::TokenId> ours(prompt->ids.begin(), prompt->ids.end());
+      EXPECT_EQ(*stack.frontend->tokenizer().Decode(ours), line["text"].get<std::string>());
+      continue;
+    }
     EXPECT_EQ(prompt->ids, ids) << file << " " << id;
     EXPECT_EQ(prompt->reported_prompt_tokens, static_cast<int64_t>(ids.size()) - opener)
         << file << " " << id;

@@ -21,7 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr int kMaxPosition = 4096;
+// K3 has no positional encoding in MLA (NoPE) and KDA is recurrent: 128K, as agent clients need.
+constexpr int kMaxPosition = 131072;
 constexpr int kTargetMerges = 512;  // ranks = 256 bytes + 512 merges = 768; vocab = 1024
 constexpr char kMarkerName[] = "k3serve_demo.json";
 

@@ -14,7 +14,7 @@
 namespace k3::model::testing {
 
 // Bumped whenever the demo's files change; it names the default folder and the completeness marker.
-inline constexpr int kDemoCheckpointVersion = 2;
+inline constexpr int kDemoCheckpointVersion = 3;
 
 // Writes a complete HF-style Kimi K3 checkpoint folder into `dir` (created): config.json
 // (model_type kimi_k3, tiny shapes, max_position_embeddings 4096), safetensors shards and their
@@ -34,8 +34,8 @@ struct DemoDirEnvironment {
   std::filesystem::path temp;  // the temp directory (std::filesystem::temp_directory_path)
 };
 
-// Where the demo is kept: XDG_CACHE_HOME/k3serve/demo-v2 when XDG_CACHE_HOME is absolute (the XDG
-// spec ignores a relative one), else HOME/.cache/k3serve/demo-v2; temp/k3serve/demo-v2 when
+// Where the demo is kept: XDG_CACHE_HOME/k3serve/demo-v3 when XDG_CACHE_HOME is absolute (the XDG
+// spec ignores a relative one), else HOME/.cache/k3serve/demo-v3; temp/k3serve/demo-v3 when
 // neither is set or the k3serve cache folder cannot be created or written. Creates that folder.
 std::filesystem::path DemoCacheDir(const DemoDirEnvironment& env);
 

@@ -159,7 +159,7 @@ TEST_F(DemoCheckpointTest, ModelLoadsAndGenerates) {
   EXPECT_EQ(c.vocab, static_cast<int>(tokenizer->vocab_size()));
   EXPECT_EQ(c.bos_id, first);
   EXPECT_EQ(c.eos_id, first + 2);  // <|end_of_msg|>
-  EXPECT_EQ(c.max_position, 4096);
+  EXPECT_EQ(c.max_position, 131072);
   EXPECT_EQ(c.num_kda_layers(), 3);
   EXPECT_EQ(c.num_mla_layers(), 1);
   EXPECT_TRUE(c.mxfp4_experts);
@@ -220,12 +220,12 @@ TEST_F(DemoCheckpointTest, IncompleteFolderIsRewritten) {
 TEST(DemoCacheDirTest, UsesXdgCacheHomeThenHome) {
   const fs::path root = TempRoot() / "env";
   DemoDirEnvironment env{(root / "xdg").string(), (root / "home").string(), root / "tmp"};
-  EXPECT_EQ(DemoCacheDir(env), root / "xdg" / "k3serve" / "demo-v2");
+  EXPECT_EQ(DemoCacheDir(env), root / "xdg" / "k3serve" / "demo-v3");
   env.xdg_cache_home = "relative";  // the XDG spec ignores relative paths
-  EXPECT_EQ(DemoCacheDir(env), root / "home" / ".cache" / "k3serve" / "demo-v2");
+  EXPECT_EQ(DemoCacheDir(env), root / "home" / ".cache" / "k3serve" / "demo-v3");
   env.xdg_cache_home.clear();
   env.home.clear();
-  EXPECT_EQ(DemoCacheDir(env), root / "tmp" / "k3serve" / "demo-v2");
+  EXPECT_EQ(DemoCacheDir(env), root / "tmp" / "k3serve" / "demo-v3");
   fs::remove_all(TempRoot());
 }
 

@@ -1,5 +1,6 @@
 #include "text/output/output_parser.h"
 
+#include <span>
 #include <utility>
 
 #include "base/check.h"
@@ -137,6 +138,26 @@ void ApplyEvents(const std::vector<OutputEvent>& events, ParsedOutput* out) {
         break;
     }
   }
+}
+
+bool IsParserMarkup(OutputFormat format, std::string_view token_name) {
+  static constexpr std::string_view kK2[] = {"<|tool_calls_section_begin|>",
+                                             "<|tool_call_section_begin|>",
+                                             "<|tool_calls_section_end|>",
+                                             "<|tool_call_section_end|>",
+                                             "<|tool_call_begin|>",
+                                             "<|tool_call_argument_begin|>",
+                                             "<|tool_call_end|>",
+                                             "<|im_end|>",
+                                             "<think>",
+                                             "</think>"};
+  static constexpr std::string_view kK3[] = {"<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"};
+  const auto& names = format == OutputFormat::kK2 ? std::span<const std::string_view>(kK2)
+                                                  : std::span<const std::string_view>(kK3);
+  for (std::string_view name : names) {
+    if (name == token_name) return true;
+  }
+  return false;
 }
 
 }  // namespace k3::text::output

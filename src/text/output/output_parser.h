@@ -130,6 +130,11 @@ class OutputParser {
 };
 
 // Feeds `text` whole, then Finish(truncated).
+// Whether a control token's name is markup the parser of `format` reads (tool-call sections,
+// XTML tags, think tags, the end markers). Generation keeps only these among special tokens when
+// skip_special_tokens is on; every other special token (e.g. <|media_content|>) is dropped.
+bool IsParserMarkup(OutputFormat format, std::string_view token_name);
+
 ParsedOutput ParseAll(std::string_view text, const ParserOptions& options, bool truncated = false);
 
 // Folds events into a ParsedOutput (dropped_calls stays 0): what a streaming client rebuilds.

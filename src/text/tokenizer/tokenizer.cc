@@ -193,6 +193,31 @@ Result<std::vector<TokenId>> Tokenizer::EncodeSegments(std::span<const Segment> 
   return ids;
 }
 
+Result<std::vector<TokenId>> Tokenizer::EncodeSegmentsJoined(
+    std::span<const Segment> segments) const {
+  std::vector<TokenId> ids;
+  std::string ordinary;  // the run since the last recognised special token
+  auto flush = [&]() -> Status {
+    K3_RETURN_IF_ERROR(Encode(ordinary, EncodeOptions{SpecialMode::kNone, nullptr}, &ids));
+    ordinary.clear();
+    return Status::Ok();
+  };
+  for (const Segment& segment : segments) {
+    size_t pos = 0;
+    while (segment.allow_special) {
+      const std::optional<SpecialMatch> match = specials_.FindNext(segment.text, pos);
+      if (!match) break;
+      ordinary.append(segment.text.substr(pos, match->begin - pos));
+      K3_RETURN_IF_ERROR(flush());
+      ids.push_back(match->id);
+      pos = match->end;
+    }
+    ordinary.append(segment.text.substr(pos));
+  }
+  K3_RETURN_IF_ERROR(flush());
+  return ids;
+}
+
 Result<std::string_view> Tokenizer::TokenBytes(TokenId id) const {
   if (ranks_.Has(id)) return ranks_.Bytes(id);
   if (const std::string* name = specials_.NameOf(id)) return std::string_view(*name);

@@ -71,8 +71,15 @@ class Tokenizer {
                       std::vector<TokenId>* out) const;
   base::Result<std::vector<TokenId>> Encode(std::string_view text,
                                             SpecialMode specials = SpecialMode::kAll) const;
-  // Encodes each segment on its own with its own special mode, concatenated.
+  // Encodes each segment on its own with its own special mode, concatenated (K3's chat renderer
+  // tokenizes its pieces this way).
   base::Result<std::vector<TokenId>> EncodeSegments(std::span<const Segment> segments) const;
+  // Encodes the concatenated segments as Encode(kAll) would, except that special-token strings
+  // are recognised only inside allow_special segments: ordinary text runs across segment
+  // boundaries are encoded as one (so ids equal the whole text's wherever client text holds no
+  // special-token string), and a special-token string in a segment without allow_special is
+  // ordinary text (no control-token injection). For renders the reference tokenizes whole.
+  base::Result<std::vector<TokenId>> EncodeSegmentsJoined(std::span<const Segment> segments) const;
 
   // The bytes of one id (a special id gives its name). OUT_OF_RANGE for an id we do not know.
   base::Result<std::string_view> TokenBytes(TokenId id) const;
