@@ -20,6 +20,7 @@ CommandFn AddSampleCommand(CLI::App& app);
 CommandFn AddBenchFrontendCommand(CLI::App& bench);
 CommandFn AddBenchGrammarCommand(CLI::App& bench);
 CommandFn AddBenchServeCommand(CLI::App& bench);
+CommandFn AddBenchSoakCommand(CLI::App& bench);
 CommandFn AddSweepCommand(CLI::App& app);
 CommandFn AddRouteCommand(CLI::App& app);
 CommandFn AddVerifyCommand(CLI::App& app);

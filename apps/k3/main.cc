@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   CLI::App* bench_serve = bench->add_subcommand(
       "serve", "Serving load on an OpenAI-compatible endpoint: throughput, TTFT/TPOT/ITL, goodput");
   commands[bench_serve] = k3::app::AddBenchServeCommand(*bench_serve);
+  CLI::App* bench_soak = bench->add_subcommand(
+      "soak", "Soak test of k3 serve: mixed traffic for --duration, then leak and error checks");
+  commands[bench_soak] = k3::app::AddBenchSoakCommand(*bench_soak);
 
   CLI11_PARSE(app, argc, argv);
   k3::base::LogLevel level;

@@ -15,7 +15,7 @@
 
 #include "apps/k3/bench_serve.h"
 #include "apps/k3/commands.h"
-#include "base/subprocess.h"
+#include "apps/k3/serve_child.h"
 #include "loadgen/pareto.h"
 #include "loadgen/plot.h"
 #include "loadgen/sweep_grid.h"
@@ -47,29 +47,6 @@ std::vector<std::string> Split(const std::string& text) {
   std::stringstream in(text);
   for (std::string w; in >> w;) words.push_back(w);
   return words;
-}
-
-// Starts this binary as `k3 serve ARGS` with its output in LOG_PREFIX.out / .log, and waits up to
-// 180 s for its "listening on http://..." line. Returns the process and the URL.
-base::Result<std::pair<base::Subprocess, std::string>> StartServe(std::vector<std::string> args,
-                                                                  const std::string& log_prefix) {
-  base::SubprocessOptions options;
-  options.program = "/proc/self/exe";
-  options.argv = {"k3"};
-  options.argv.insert(options.argv.end(), args.begin(), args.end());
-  options.stdout_path = log_prefix + ".out";
-  options.stderr_path = log_prefix + ".log";
-  auto child = base::Subprocess::Start(options);
-  if (!child.ok()) return child.status();
-  const std::regex listening("listening on (http://[0-9.]+:[0-9]+)");
-  auto url = child->WaitForOutput(listening, std::chrono::seconds(180));
-  if (url.ok()) return std::make_pair(std::move(*child), std::move(*url));
-  const bool exited = url.status().code() == base::StatusCode::kFailedPrecondition;
-  child->Stop(std::chrono::seconds(0));  // SIGTERM then at once SIGKILL, as a hung start deserves
-  return base::Status(
-      base::StatusCode::kUnavailable,
-      std::string(exited ? "k3 serve exited before listening" : "k3 serve did not start") +
-          "; see " + options.stderr_path);
 }
 
 // Runs `k3 serve` with the point's settings and drives it with the sweep's workload. A point that

@@ -36,6 +36,8 @@ Engine::Engine(std::unique_ptr<EngineCore> core, const EngineConfig& config)
       info_(core_->info()) {
   metrics_.num_blocks = layout_.num_blocks;
   metrics_.checkpoint_slots = layout_.checkpoint_slots;
+  metrics_.running_slots = layout_.running_slots;
+  metrics_.counters = scheduler_.counters();  // free slots and blocks before the first step
 }
 
 Engine::~Engine() {

@@ -25,7 +25,8 @@ struct EngineMetrics {
   SchedulerCounters counters;
   int64_t queue_depth = 0;  // sequences submitted but not yet running
   int64_t num_blocks = 0, checkpoint_slots = 0;
-  double cache_usage = 0;           // referenced blocks / all blocks
+  int64_t running_slots = 0;  // state slots of running sequences (counters.free_running_slots free)
+  double cache_usage = 0;     // referenced blocks / all blocks
   double prefix_hit_rate = 0;       // cached prompt tokens / prompt tokens
   double generated_per_second = 0;  // over the last few seconds
   double busy_seconds = 0;          // total step time

@@ -114,6 +114,11 @@ std::string ServeMetrics::RenderPrometheus(const engine::EngineMetrics& engine) 
         static_cast<double>(engine.queue_depth), &out);
   Gauge("k3_running_sequences", "Sequences running in the engine.",
         static_cast<double>(engine.counters.running), &out);
+  // Leak detectors (`k3 bench soak` reads them after its drain): 0 when nothing is in flight.
+  Gauge("k3_kv_blocks_referenced", "KV cache blocks referenced by live sequences.",
+        static_cast<double>(engine.counters.cache.referenced_blocks), &out);
+  Gauge("k3_state_slots_in_use", "Running-state slots held by live sequences.",
+        static_cast<double>(engine.running_slots - engine.counters.free_running_slots), &out);
   Gauge("k3_cache_usage_ratio", "Referenced KV blocks over all blocks.", engine.cache_usage, &out);
   Gauge("k3_prefix_cache_hit_rate", "Cached prompt tokens over all prompt tokens.",
         engine.prefix_hit_rate, &out);
