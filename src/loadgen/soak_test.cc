@@ -38,10 +38,14 @@ TEST(SoakCheck, BadRequestsMustGetTheir400InTheApisShape) {
   for (SoakKind kind : {SoakKind::kBadJson, SoakKind::kBadField, SoakKind::kOversize}) {
     const SoakRequest r = Request(kind);
     EXPECT_EQ(r.expect_status, 400) << SoakKindName(kind);
-    EXPECT_EQ(CheckSoakResponse(r, Body(400, R"({"error":{"message":"bad","type":"x"}})")), "");
+    EXPECT_EQ(CheckSoakResponse(r, Body(400, R"({"error":{"message":"context: bad","type":"x"}})")),
+              "");
     EXPECT_NE(CheckSoakResponse(r, Body(200, kChatOk)), "") << SoakKindName(kind);
     EXPECT_NE(CheckSoakResponse(r, Body(400, R"({"detail":"bad"})")), "") << SoakKindName(kind);
   }
+  EXPECT_NE(CheckSoakResponse(Request(SoakKind::kOversize),
+                              Body(400, R"({"error":{"message":"bad","type":"x"}})")),
+            "");  // a 400 for another reason
   EXPECT_TRUE(
       nlohmann::json::parse(Request(SoakKind::kBadJson).body, nullptr, false).is_discarded());
   const SoakRequest anthropic = Request(SoakKind::kBadMessages);
@@ -63,6 +67,15 @@ TEST(SoakCheck, ForcedCallsAndStructuredOutputsAreJudgedOnTheirContent) {
   };
   EXPECT_EQ(CheckSoakResponse(tool, Body(200, with(R"({\"city\":\"Oslo\"})"))), "");
   EXPECT_NE(CheckSoakResponse(tool, Body(200, with(R"({\"city\":)"))), "");
+  // Members of the wrong type or missing are failures, never exceptions.
+  for (const char* odd : {R"({"object":1,"choices":[{"finish_reason":null}],"usage":{}})",
+                          R"({"object":"chat.completion","choices":[7],"usage":{}})",
+                          R"({"object":"chat.completion","choices":[{"finish_reason":"tool_calls",)"
+                          R"("message":{"tool_calls":[{"function":3}]}}],"usage":{}})"}) {
+    EXPECT_NE(CheckSoakResponse(tool, Body(200, odd)), "") << odd;
+  }
+  EXPECT_NE(CheckSoakResponse(Request(SoakKind::kMessagesStream), {200, "event:\n\n", true, false}),
+            "");
   const SoakRequest structured = Request(SoakKind::kStructured);
   std::string ok = kChatOk, bad = kChatOk;
   ok.replace(ok.find("\"hi\""), 4, R"("{\"ok\":true,\"n\":3}")");
