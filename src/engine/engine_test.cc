@@ -73,6 +73,19 @@ TEST(Engine, ThreadedSubmitAndCancelLeaveNothingBehind) {
   EXPECT_EQ(m.queue_depth, 0);
 }
 
+// Before any step the metrics already say nothing is held (/metrics' k3_state_slots_in_use is
+// running_slots - free_running_slots, which must read 0 on a fresh server).
+TEST(Engine, MetricsOfAFreshEngineHoldNothing) {
+  auto engine = Engine::Create(std::make_unique<testing::FakeModelRunner>(), Config());
+  ASSERT_TRUE(engine.ok());
+  const EngineMetrics m = (*engine)->metrics();
+  EXPECT_GT(m.running_slots, 0);
+  EXPECT_EQ(m.running_slots, (*engine)->layout().running_slots);
+  EXPECT_EQ(m.counters.free_running_slots, m.running_slots);
+  EXPECT_EQ(m.counters.cache.referenced_blocks, 0);
+  EXPECT_EQ(m.counters.cache.free_blocks, m.num_blocks);
+}
+
 TEST(Engine, SubmitRefusesBadRequestsAtOnce) {
   auto engine = Engine::Create(std::make_unique<testing::FakeModelRunner>(), Config());
   ASSERT_TRUE(engine.ok());
