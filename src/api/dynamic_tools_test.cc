@@ -43,10 +43,12 @@ Outcome Parse(const Json& body) {
 }
 
 TEST(DynamicTools, AcceptedAloneOrBesideGlobalTools) {
-  for (const Json& body : {Body("system", "\"\"", "[" + Tool("a") + "]"),
-                           Body("system", "null", "[" + Tool("a") + ", " + Tool("b") + "]"),
-                           Body("system", "\"\"", "[" + Tool("a") + "]", "[" + Tool("g") + "]"),
-                           Body("system", "\"be brief\"", "[]")}) {
+  for (const Json& body :
+       {Body("system", "\"\"", "[" + Tool("a") + "]"),
+        Body("system", "null", "[" + Tool("a") + ", " + Tool("b") + "]"),
+        Body("system", "\"\"", "[" + Tool("a") + "]", "[" + Tool("g") + "]"),
+        Body("system", "\"be brief\"", "[]"), Body("system", "\"\"", "[" + Tool("_a-B9") + "]"),
+        Body("system", "\"\"", "[" + Tool(std::string(64, 'z')) + "]")}) {
     const Outcome out = Parse(body);
     EXPECT_TRUE(out.ok) << body.dump() << ": " << out.error.message << out.exception;
   }
@@ -65,6 +67,14 @@ TEST(DynamicTools, RejectedWith400) {
       {"unsupported type",
        Body("system", "\"\"", R"([{"type": "retrieval", "function": {"name": "a"}}])")},
       {"invalid name", Body("system", "\"\"", "[" + Tool("a b") + "]")},
+      {"name starting with a digit", Body("system", "\"\"", "[" + Tool("1tool") + "]")},
+      {"name with a dot", Body("system", "\"\"", "[" + Tool("a.b") + "]")},
+      {"name over 64 characters", Body("system", "\"\"", "[" + Tool(std::string(65, 'a')) + "]")},
+      {"non-ASCII name", Body("system", "\"\"", "[" + Tool("caf\u00e9") + "]")},
+      {"entry without type",
+       Body("system", "\"\"", R"([{"function": {"name": "a", "parameters": {}}}])")},
+      {"function without name",
+       Body("system", "\"\"", R"([{"type": "function", "function": {}}])")},
       {"duplicate in one message",
        Body("system", "\"\"", "[" + Tool("a") + ", " + Tool("a") + "]")},
       {"duplicate of a global tool", Body("system", "\"\"", a, a)},

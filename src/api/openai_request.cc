@@ -22,6 +22,18 @@ bool ValidName(const std::string& name) {
   return chars >= 1 && chars <= 64;
 }
 
+// Dynamic tools (K3, Kimi Vendor Verifier test_dynamic_tools.py) are held to K3's own rule:
+// ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$ (ASCII only, no leading digit, no '.').
+bool ValidDynamicName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  const auto c0 = static_cast<unsigned char>(name[0]);
+  if (!(std::isalpha(c0) || c0 == '_') || c0 >= 0x80) return false;
+  for (unsigned char c : name) {
+    if (c >= 0x80 || !(std::isalnum(c) || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
 bool ValidateContent(const Json& content, const std::string& where, ApiError* error) {
   if (content.is_null() || content.is_string()) return true;
   if (!content.is_array()) {
@@ -169,8 +181,10 @@ bool ValidateMessages(const Json& messages, ApiError* error) {
 }
 
 // One tools list (global, or a system message's dynamic tools): function tools with valid,
-// unique names (unique across every list of the request, via *names).
-bool ValidateToolList(const Json& tools, const std::string& where_list,
+// unique names (unique across every list of the request, via *names). Dynamic tools must spell
+// out "type": "function" and a name matching ValidDynamicName (global ones may omit the type, as
+// OpenAI's API allows).
+bool ValidateToolList(const Json& tools, const std::string& where_list, bool dynamic,
                       std::set<std::string>* names, ApiError* error) {
   if (!tools.is_array()) {
     *error = BadRequest("'" + where_list + "' must be a list", where_list);
@@ -185,6 +199,16 @@ bool ValidateToolList(const Json& tools, const std::string& where_list,
     if (!tool.is_object() || (typed && StringOr(tool, "type") != "function") ||
         function == nullptr || !function->is_object()) {
       *error = BadRequest(where + " must be {type: function, function: {...}}", where);
+      return false;
+    }
+    if (dynamic && !typed) {
+      *error = BadRequest(where + " needs \"type\": \"function\"", where + ".type");
+      return false;
+    }
+    if (dynamic && !(function->contains("name") && (*function)["name"].is_string() &&
+                     ValidDynamicName((*function)["name"].get<std::string>()))) {
+      *error = BadRequest(where + ".function.name must match ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$",
+                          where + ".function.name");
       return false;
     }
     if (!CheckToolName(StringOr(*function, "name"), where, names, error)) return false;
@@ -204,7 +228,7 @@ bool ValidateTools(const Json& body, ApiError* error) {
   Fields f(body);
   std::set<std::string> names;
   if (const Json* tools = f.Get("tools");
-      tools && !ValidateToolList(*tools, "tools", &names, error)) {
+      tools && !ValidateToolList(*tools, "tools", false, &names, error)) {
     return false;
   }
   const size_t global_tools = names.size();
@@ -227,7 +251,7 @@ bool ValidateTools(const Json& body, ApiError* error) {
                           where + ".content");
       return false;
     }
-    if (!ValidateToolList(m["tools"], where + ".tools", &names, error)) return false;
+    if (!ValidateToolList(m["tools"], where + ".tools", true, &names, error)) return false;
   }
   const bool any_tools = global_tools > 0 || names.size() > global_tools;
   const Json* choice = f.Get("tool_choice");

@@ -13,7 +13,11 @@ using text::chat::ToolChoice;
 
 // Fills the tool part of the spec; returns whether the tools alone call for a grammar.
 bool ToolPart(const ChatRequest& request, OutputGrammarSpec* spec) {
-  const std::vector<text::chat::Tool>& tools = request.conversation.tools;
+  // Global tools and the dynamic ones (K3: declared in system messages) alike.
+  std::vector<text::chat::Tool> tools = request.conversation.tools;
+  for (const auto& message : request.conversation.messages) {
+    tools.insert(tools.end(), message.tools.begin(), message.tools.end());
+  }
   bool any_strict = false;
   for (const text::chat::Tool& tool : tools) {
     structured::ToolSpec t;

@@ -20,6 +20,10 @@ std::vector<std::string> DeclaredToolNames(const ChatRequest& request) {
   std::vector<std::string> names;
   if (request.tool_choice.mode == text::chat::ToolChoice::Mode::kNone) return names;
   for (const text::chat::Tool& tool : request.conversation.tools) names.push_back(tool.name);
+  // K3 dynamic tools (declared in system messages) are callable too.
+  for (const text::chat::Message& message : request.conversation.messages) {
+    for (const text::chat::Tool& tool : message.tools) names.push_back(tool.name);
+  }
   return names;
 }
 

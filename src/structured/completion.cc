@@ -35,8 +35,23 @@ int64_t TypeCost(const Grammar& g, const std::vector<int64_t>& cost, int32_t nod
     case kNumber:
       return NumberCost(n);
     case kString:
+      if (n.string_dfa >= 0) {
+        const StringDfa& dfa = g.graph().dfas[n.string_dfa];
+        return dfa.start < 0 ? kInf : 2 + dfa.distance[dfa.start];
+      }
       return 2 + n.min_length;
     case kArray:
+      if (!n.prefix_items.empty()) {
+        int64_t total = 2;
+        const auto prefix = static_cast<int64_t>(n.prefix_items.size());
+        for (int64_t i = 0; i < std::min(n.min_items, prefix); ++i) {
+          total = Add(total, Add(cost[n.prefix_items[i]], 1));
+        }
+        if (n.min_items > prefix) {
+          total = Add(total, (n.min_items - prefix) * std::min(kInf, cost[n.items] + 1));
+        }
+        return total;
+      }
       return n.min_items == 0 ? 2 : Add(2, n.min_items * std::min(kInf, cost[n.items] + 1));
     case kObject: {
       int64_t total = 1;
@@ -141,8 +156,9 @@ class Preferences {
       case FrameKind::kArray:
         if (f.state == kArrAfterItem) return Push(out, {']', ','});
         Push(out, {']'});
-        return ValueStarts(g_.node(f.node).items, out);
+        return ValueStarts(g_.node(f.node).ItemNode(f.a), out);
       case FrameKind::kString:
+        if (HasDfa(g_, f)) return DfaStringPreferences(g_, f, /*raw=*/false, out);
         return Push(out, {'"', 'a', 'n', '0', 'd', 'c', '\\', 'u', 0x80, 0x90, 0xA0});
       case FrameKind::kKey:
         return Key(f, out);
@@ -152,6 +168,10 @@ class Preferences {
       case FrameKind::kLiteral:
         return Literal(stack, out, depth);
       case FrameKind::kRawText:
+        if (HasDfa(g_, f)) {
+          if (f.c == 0 && FrameDfa(g_, f).accepting[f.b]) AfterPop(stack, 0, out, depth);
+          return DfaStringPreferences(g_, f, /*raw=*/true, out);
+        }
         if (f.c == 0) AfterPop(stack, 0, out, depth);
         return Push(out, {'a', 0x80, 0x90, 0xA0});
       case FrameKind::kK3Args:

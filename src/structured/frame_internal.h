@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "structured/frame.h"
 #include "structured/grammar.h"
@@ -66,6 +67,14 @@ Frame KeyFrame(const Grammar& g, int32_t object_node, uint64_t seen, uint64_t fi
 bool AdditionalKeyLexer(const Grammar& g, const Frame& key, StringLexer* lexer);
 
 StepResult StepJson(const Grammar& g, Frame& f, int32_t event);
+// Strings whose characters follow a StringDfa (frame_string_dfa.cc).
+struct StringDfa;
+bool HasDfa(const Grammar& g, const Frame& string_frame);
+const StringDfa& FrameDfa(const Grammar& g, const Frame& string_frame);
+StepResult StepDfaString(const Grammar& g, Frame& f, uint8_t byte);
+StepResult StepDfaRawText(const Grammar& g, Frame& f, int32_t event);
+// Completion preferences of such a frame (JSON string, or raw text when `raw`).
+void DfaStringPreferences(const Grammar& g, const Frame& f, bool raw, std::vector<int32_t>* out);
 StepResult StepNumber(const Grammar& g, Frame& f, int32_t event);
 StepResult StepProgram(const Grammar& g, Frame& f, int32_t event);
 StepResult StepK3(const Grammar& g, Frame& f, int32_t event);

@@ -99,7 +99,9 @@ bool RequiredSeen(const SchemaNode& n, uint64_t seen) {
   return true;
 }
 
-bool TracksCount(const SchemaNode& n) { return n.min_items > 0 || n.max_items >= 0; }
+bool TracksCount(const SchemaNode& n) {
+  return n.min_items > 0 || n.max_items >= 0 || !n.prefix_items.empty();
+}
 
 StepResult StepValue(const Grammar& g, Frame& f, int32_t e) {
   if (e > 255) return Result(StepKind::kReject);
@@ -134,6 +136,7 @@ StepResult StepValue(const Grammar& g, Frame& f, int32_t e) {
   if (c == '"' && (n.types & kString)) {
     f.kind = FrameKind::kString;
     if (n.IsPlainString()) f.node = kPlainStringNode;
+    if (n.string_dfa >= 0) f.b = static_cast<uint32_t>(g.graph().dfas[n.string_dfa].start);
     return Result(StepKind::kConsume);
   }
   if ((c == '-' || IsDigit(c)) && (n.types & (kInteger | kNumber))) {
@@ -152,14 +155,37 @@ StepResult StepValue(const Grammar& g, Frame& f, int32_t e) {
   return Result(StepKind::kReject);
 }
 
+// min/maxProperties (f.b counts the keys): room for another key, and the key frame to push —
+// once the room left is all needed by required keys, only those (the closed twin, optional keys
+// marked seen).
+int64_t KeyRoom(const SchemaNode& n, const Frame& f) {
+  return n.max_properties < 0 ? INT64_MAX : n.max_properties - static_cast<int64_t>(f.b);
+}
+
+Frame NextKeyFrame(const Grammar& g, const SchemaNode& n, const Frame& f) {
+  if (n.max_properties >= 0) {
+    uint64_t optional = 0;
+    int64_t required_left = 0;
+    for (size_t i = 0; i < n.properties.size() && i < 64; ++i) {
+      if (!n.properties[i].required) optional |= uint64_t{1} << i;
+      required_left += n.properties[i].required && !((f.c >> i) & 1);
+    }
+    if (required_left > 0 && KeyRoom(n, f) <= required_left) {
+      return KeyFrame(g, n.closed_twin, f.c | optional, f.d);
+    }
+  }
+  return KeyFrame(g, f.node, f.c, f.d);
+}
+
 StepResult StepObject(const Grammar& g, Frame& f, int32_t e) {
   const SchemaNode& n = g.node(f.node);
+  const bool enough = static_cast<int64_t>(f.b) >= n.min_properties;
   switch (f.state) {
     case kObjAfterOpen:
     case kObjExpectKey:
-      if (e == '"' && AnyKeyPossible(n, f.c))
-        return WithChild(StepKind::kPush, KeyFrame(g, f.node, f.c, f.d));
-      if (e == '}' && f.state == kObjAfterOpen && n.required_count == 0) {
+      if (e == '"' && AnyKeyPossible(n, f.c) && KeyRoom(n, f) > 0)
+        return WithChild(StepKind::kPush, NextKeyFrame(g, n, f));
+      if (e == '}' && f.state == kObjAfterOpen && n.required_count == 0 && enough) {
         return Result(StepKind::kPopConsume);
       }
       return Result(StepKind::kReject);
@@ -175,11 +201,11 @@ StepResult StepObject(const Grammar& g, Frame& f, int32_t e) {
       return WithChild(StepKind::kPush, ValueFrame(child));
     }
     case kObjAfterValue:
-      if (e == ',' && AnyKeyPossible(n, f.c)) {
+      if (e == ',' && AnyKeyPossible(n, f.c) && KeyRoom(n, f) > 0) {
         f.state = kObjExpectKey;
         return Result(StepKind::kConsume);
       }
-      if (e == '}' && RequiredSeen(n, f.c)) return Result(StepKind::kPopConsume);
+      if (e == '}' && RequiredSeen(n, f.c) && enough) return Result(StepKind::kPopConsume);
       return Result(StepKind::kReject);
   }
   return Result(StepKind::kReject);
@@ -319,12 +345,12 @@ StepResult StepArray(const Grammar& g, Frame& f, int32_t e) {
     if (e == ']' && n.min_items == 0) return Result(StepKind::kPopConsume);
     if (e > 255 || !room) return Result(StepKind::kReject);
     f.state = kArrInItem;
-    return WithChild(StepKind::kDelegate, ValueFrame(n.items));
+    return WithChild(StepKind::kDelegate, ValueFrame(n.ItemNode(0)));
   }
   if (f.state == kArrAfterItem) {
     if (e == ',' && room) {
       f.state = kArrInItem;
-      return WithChild(StepKind::kPush, ValueFrame(n.items));
+      return WithChild(StepKind::kPush, ValueFrame(n.ItemNode(count)));
     }
     if (e == ']' && (!tracked || count >= n.min_items)) return Result(StepKind::kPopConsume);
   }
@@ -334,6 +360,7 @@ StepResult StepArray(const Grammar& g, Frame& f, int32_t e) {
 StepResult StepString(const Grammar& g, Frame& f, int32_t e) {
   if (e > 255) return Result(StepKind::kReject);
   const uint8_t c = static_cast<uint8_t>(e);
+  if (HasDfa(g, f)) return StepDfaString(g, f, c);
   StringLexer lex = StringLexer::Unpack(f.c);
   int64_t min_length = 0, max_length = -1;
   if (f.node != kPlainStringNode) {
@@ -411,6 +438,7 @@ void OnJsonChildDone(const Grammar& g, Frame& parent, int32_t result) {
     if (parent.state == kObjAfterOpen || parent.state == kObjExpectKey) {
       parent.state = kObjAfterKey;
       parent.a = result < 0 ? kAdditionalKey : static_cast<uint32_t>(result);
+      if (g.node(parent.node).CountsProperties()) ++parent.b;
       if (result <= -2) parent.d |= uint64_t{1} << (-2 - result);  // the additional-key filter
     } else {
       parent.state = kObjAfterValue;

@@ -148,6 +148,7 @@ StepResult StepK3(const Grammar& g, Frame& f, int32_t e) {
         } else {
           child.kind = FrameKind::kRawText;
           child.node = type.node;
+          if (HasDfa(g, child)) child.b = static_cast<uint32_t>(FrameDfa(g, child).start);
         }
       } else {
         child = ValueFrame(type.node);
@@ -196,6 +197,7 @@ void OnK3ChildDone(const Grammar& g, Frame& parent, int32_t result) {
 // Raw text of a K3 string argument: ordinary bytes (UTF-8 lead bytes counted as characters for
 // min/maxLength) until a special token, which the parent takes.
 StepResult StepRawText(const Grammar& g, Frame& f, int32_t e) {
+  if (HasDfa(g, f)) return StepDfaRawText(g, f, e);
   int64_t min_length = 0, max_length = -1;
   if (f.node >= 0) {
     min_length = g.node(f.node).min_length;

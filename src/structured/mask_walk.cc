@@ -392,10 +392,12 @@ bool BoundsOutOfReach(const Grammar& g, const Frame& string_frame) {
 
 void AddOrdinaryAllowed(const Grammar& g, const FrameStack& stack, TokenSet* mask) {
   const Frame& top = stack.back();
-  if (top.kind == FrameKind::kString && top.node >= 0 && top.c == 0) {
+  const bool bounded_string =
+      top.kind == FrameKind::kString && top.node >= 0 && g.node(top.node).string_dfa < 0;
+  if (bounded_string && top.c == 0) {
     return AddBoundedStringAllowed(g, stack, mask);
   }
-  if (top.kind == FrameKind::kString && top.node >= 0 && BoundsOutOfReach(g, top)) {
+  if (bounded_string && BoundsOutOfReach(g, top)) {
     FrameStack plain = stack;
     plain.back() = Frame{};
     plain.back().kind = FrameKind::kString;

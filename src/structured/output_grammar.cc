@@ -127,8 +127,13 @@ base::Status AddNodes(const OutputGrammarSpec& spec, SchemaGraph* graph, Grammar
     ToolSlot slot;
     slot.name = tool.name;
     slot.args_node = nodes->any_object;
-    if (tool.strict && !tool.parameters.is_null()) {
+    // A forced call (required / named) follows the tool's schema even when the tool is not
+    // strict (as vLLM does for required); a non-strict schema we cannot enforce then falls back to
+    // any object instead of failing the request. Non-strict tools in auto mode stay unconstrained.
+    const bool forced = spec.tool_mode == ToolMode::kRequired || spec.tool_mode == ToolMode::kNamed;
+    if ((tool.strict || forced) && !tool.parameters.is_null()) {
       auto node = AddSchema(tool.parameters, graph, {.closed_objects = spec.closed_objects});
+      if (!node.ok() && !tool.strict) node = nodes->any_object;
       if (!node.ok()) {
         return base::InvalidArgument("tools[" + std::to_string(i) +
                                      "].function.parameters: " + node.status().message());

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "structured/string_dfa.h"
 
 namespace k3::structured {
 
@@ -58,24 +59,38 @@ struct SchemaNode {
   std::vector<Property> properties;
   int32_t additional = kAnyNode;
   int required_count = 0;
-  // array
+  // minProperties / maxProperties (-1: unbounded); closed_twin: this node with no additional
+  // keys, for the key frame once the keys left must all be required ones (-1 if not needed).
+  int64_t min_properties = 0;
+  int64_t max_properties = -1;
+  int32_t closed_twin = -1;
+  // array: prefix_items[i] for item i (prefixItems), items for the rest
+  std::vector<int32_t> prefix_items;
   int32_t items = kAnyNode;
   int64_t min_items = 0;
   int64_t max_items = -1;  // -1: unbounded
   // string (code points)
   int64_t min_length = 0;
   int64_t max_length = -1;
+  // pattern / format: index into SchemaGraph::dfas of the automaton the decoded characters follow
+  // (minLength / maxLength folded in, both then 0 / -1), or -1.
+  int32_t string_dfa = -1;
   // number bounds (only with has_min / has_max)
   bool has_min = false, has_max = false;
   bool exclusive_min = false, exclusive_max = false;
   double minimum = 0, maximum = 0;
 
-  bool IsPlainString() const { return min_length == 0 && max_length < 0; }
+  int32_t ItemNode(int64_t index) const {
+    return index < static_cast<int64_t>(prefix_items.size()) ? prefix_items[index] : items;
+  }
+  bool CountsProperties() const { return min_properties > 0 || max_properties >= 0; }
+  bool IsPlainString() const { return min_length == 0 && max_length < 0 && string_dfa < 0; }
   bool HasBounds() const { return has_min || has_max; }
 };
 
 struct SchemaGraph {
   std::vector<SchemaNode> nodes;  // nodes[kAnyNode] is the any-value node
+  std::vector<StringDfa> dfas;    // string automata of the nodes (SchemaNode::string_dfa)
   int32_t root = kAnyNode;
 };
 

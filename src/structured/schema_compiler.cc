@@ -90,6 +90,7 @@ class Compiler {
   base::Result<int32_t> CompileNested(const Json& s, const std::string& pointer);
   base::Result<const Json*> Resolve(const std::string& ref, const std::string& pointer) const;
   base::Status CompileBody(const Json& s, const std::string& pointer, int32_t index);
+  base::Result<std::optional<Json>> MergeAllOf(const Json& s, const std::string& pointer);
   base::Status CompileAlternatives(const Json& s, const std::string& pointer, int32_t index);
   base::Status CompileMergedAlternatives(const Json& s, const std::string& pointer, int32_t index);
   void SetAlternatives(int32_t index, std::vector<int32_t> alternatives, const char* key,
@@ -169,6 +170,14 @@ base::Result<int32_t> Compiler::CompileNested(const Json& s, const std::string& 
 }
 
 base::Status Compiler::CompileBody(const Json& s, const std::string& pointer, int32_t index) {
+  if (s.contains("allOf")) {
+    K3_ASSIGN_OR_RETURN(const std::optional<Json> merged, MergeAllOf(s, pointer));
+    if (!merged) {  // a part is `false`
+      g_.nodes[index].types = 0;
+      return base::Status::Ok();
+    }
+    return CompileBody(*merged, pointer + "/allOf&", index);
+  }
   K3_ASSIGN_OR_RETURN(const KeywordKinds kinds, ClassifyKeywords(s, pointer));
   if (kinds.alternatives && kinds.constraints) return CompileMergedAlternatives(s, pointer, index);
   if (kinds.alternatives) return CompileAlternatives(s, pointer, index);
@@ -180,7 +189,11 @@ base::Status Compiler::CompileBody(const Json& s, const std::string& pointer, in
     K3_ASSIGN_OR_RETURN(node.max_length, CountKeyword(s, "maxLength", pointer, -1));
     K3_ASSIGN_OR_RETURN(node.min_items, CountKeyword(s, "minItems", pointer, 0));
     K3_ASSIGN_OR_RETURN(node.max_items, CountKeyword(s, "maxItems", pointer, -1));
+    K3_ASSIGN_OR_RETURN(node.min_properties, CountKeyword(s, "minProperties", pointer, 0));
+    K3_ASSIGN_OR_RETURN(node.max_properties, CountKeyword(s, "maxProperties", pointer, -1));
     K3_RETURN_IF_ERROR(CompileNumbers(s, pointer, &node));
+    if (node.types & kString)
+      K3_RETURN_IF_ERROR(CompileStringAutomaton(s, pointer, &node, &g_.dfas));
   }
   if (auto it = s.find("items"); it != s.end()) {
     if (it->is_array()) {
@@ -189,10 +202,73 @@ base::Status Compiler::CompileBody(const Json& s, const std::string& pointer, in
     K3_ASSIGN_OR_RETURN(int32_t items, Compile(*it, pointer + "/items"));
     g_.nodes[index].items = items;
   }
+  if (auto it = s.find("prefixItems"); it != s.end()) {
+    if (!it->is_array()) return SchemaError(pointer + "/prefixItems", "must be a list of schemas");
+    for (size_t i = 0; i < it->size(); ++i) {
+      K3_ASSIGN_OR_RETURN(int32_t item,
+                          Compile((*it)[i], pointer + "/prefixItems/" + std::to_string(i)));
+      g_.nodes[index].prefix_items.push_back(item);
+    }
+  }
   K3_RETURN_IF_ERROR(CompileObject(s, pointer, index));
   K3_ASSIGN_OR_RETURN(const LiteralValues literals, FindLiterals(s, pointer));
   if (literals) ApplyLiterals(*literals, index);
   return base::Status::Ok();
+}
+
+// allOf: the parts (refs resolved) merged with the keywords beside them into one schema;
+// nullopt if a part is `false`. A part that limits additional properties must declare every
+// property the others declare (otherwise merging would change what it allows).
+base::Result<std::optional<Json>> Compiler::MergeAllOf(const Json& s, const std::string& pointer) {
+  const Json& list = s.at("allOf");
+  if (!list.is_array() || list.empty()) {
+    return SchemaError(pointer + "/allOf", "must be a non-empty array of schemas");
+  }
+  Json merged = s;
+  merged.erase("allOf");
+  std::vector<const Json*> parts = {&merged};
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string part_pointer = pointer + "/allOf/" + std::to_string(i);
+    const Json* part = &list[i];
+    for (int hops = 0; part->is_object() && part->contains("$ref") && hops < 16; ++hops) {
+      const Json& ref = part->at("$ref");
+      if (!ref.is_string()) return SchemaError(part_pointer + "/$ref", "must be a string");
+      K3_ASSIGN_OR_RETURN(part, Resolve(ref.get<std::string>(), part_pointer));
+    }
+    if (part->is_boolean()) {
+      if (!part->get<bool>()) return std::optional<Json>();
+      continue;
+    }
+    if (part->is_object() && part->contains("$ref")) {
+      return SchemaError(part_pointer, "a $ref chain in allOf is too long");
+    }
+    parts.push_back(part);
+  }
+  for (const Json* part : parts) {
+    if (!part->is_object() || !part->contains("additionalProperties") ||
+        part->at("additionalProperties") == Json(true)) {
+      continue;
+    }
+    const Json& own = part->contains("properties") ? part->at("properties") : Json::object();
+    for (const Json* other : parts) {
+      if (!other->is_object() || !other->contains("properties") ||
+          !other->at("properties").is_object()) {
+        continue;
+      }
+      for (const auto& [key, value] : other->at("properties").items()) {
+        if (!own.is_object() || !own.contains(key)) {
+          return SchemaError(pointer + "/allOf",
+                             "a part with additionalProperties does not declare '" + key +
+                                 "', which another part declares (not supported)");
+        }
+      }
+    }
+  }
+  Json out = Json::object();
+  for (const Json* part : parts) {
+    K3_ASSIGN_OR_RETURN(out, MergeSchemas(out, *part, pointer + "/allOf"));
+  }
+  return std::optional<Json>(std::move(out));
 }
 
 // anyOf / oneOf alone (beside annotations only): each alternative compiled as it stands.
@@ -312,6 +388,10 @@ void Compiler::ApplyLiterals(const std::vector<Json>& values, int32_t index) {
     if (v.is_string()) {
       const int64_t n = static_cast<int64_t>(CountCodePoints(v.get_ref<const std::string&>()));
       if (n < node.min_length || (node.max_length >= 0 && n > node.max_length)) continue;
+      if (node.string_dfa >= 0 &&
+          !g_.dfas[node.string_dfa].Matches(DecodeUtf8(v.get_ref<const std::string&>()))) {
+        continue;
+      }
     }
     texts.insert(CanonicalJson(v));
     literal_types |= LiteralType(v);

@@ -51,23 +51,17 @@ const std::set<std::string>& AnnotationKeywords() {
 
 // Standard keywords the matcher does not enforce: an error, not a silent pass.
 const std::set<std::string>& UnsupportedKeywords() {
-  static const std::set<std::string> k = {"allOf",
-                                          "not",
+  static const std::set<std::string> k = {"not",
                                           "if",
                                           "then",
                                           "else",
-                                          "pattern",
-                                          "format",
                                           "multipleOf",
-                                          "prefixItems",
                                           "patternProperties",
                                           "uniqueItems",
                                           "propertyNames",
                                           "contains",
                                           "minContains",
                                           "maxContains",
-                                          "minProperties",
-                                          "maxProperties",
                                           "dependentRequired",
                                           "dependentSchemas",
                                           "dependencies",
@@ -103,7 +97,13 @@ bool IsSchemaKeyword(const std::string& key) {
                                           "minimum",
                                           "maximum",
                                           "exclusiveMinimum",
-                                          "exclusiveMaximum"};
+                                          "exclusiveMaximum",
+                                          "pattern",
+                                          "format",
+                                          "minProperties",
+                                          "maxProperties",
+                                          "prefixItems",
+                                          "allOf"};
   return k.count(key) || UnsupportedKeywords().count(key);
 }
 

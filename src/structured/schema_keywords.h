@@ -52,5 +52,9 @@ base::Status CompileNumbers(const nlohmann::json& s, const std::string& pointer,
 // The values enum and const leave (enum ∩ {const}); nullopt when the schema has neither.
 using LiteralValues = std::optional<std::vector<nlohmann::json>>;
 base::Result<LiteralValues> FindLiterals(const nlohmann::json& s, const std::string& pointer);
+// pattern / format (schema_strings.cc): sets node->string_dfa to a new automaton of *dfas (with
+// the node's minLength / maxLength folded in and cleared); unknown formats are annotations.
+base::Status CompileStringAutomaton(const nlohmann::json& s, const std::string& pointer,
+                                    SchemaNode* node, std::vector<StringDfa>* dfas);
 
 }  // namespace k3::structured

@@ -91,6 +91,11 @@ base::Result<Json> MergeSchemas(const Json& a, const Json& b, const std::string&
         if (std::find(value.begin(), value.end(), v) != value.end()) common.push_back(v);
       }
       mine = common;
+    } else if (key == "pattern" || key == "format") {
+      // Both must hold: a list, which the string compiler intersects.
+      Json both = mine.is_array() ? mine : Json::array({mine});
+      for (const Json& v : value.is_array() ? value : Json::array({value})) both.push_back(v);
+      mine = both;
     } else {
       return SchemaError(
           pointer + "/" + PointerToken(key),

@@ -28,7 +28,8 @@ bool NumberRangeNonEmpty(const SchemaNode& n) {
 uint8_t ProductiveTypes(const SchemaGraph& g, const SchemaNode& n, const std::vector<char>& prod) {
   uint8_t out = 0;
   if (n.types & kString) {
-    if (n.max_length < 0 || n.min_length <= n.max_length) out |= kString;
+    const bool dfa_ok = n.string_dfa < 0 || g.dfas[n.string_dfa].start >= 0;
+    if ((n.max_length < 0 || n.min_length <= n.max_length) && dfa_ok) out |= kString;
   }
   if (n.types & kNumber) {
     if (NumberRangeNonEmpty(n)) out |= kNumber | kInteger;
@@ -38,14 +39,27 @@ uint8_t ProductiveTypes(const SchemaGraph& g, const SchemaNode& n, const std::ve
   out |= n.types & (kBoolean | kNull);
   if (n.types & kArray) {
     const bool sizes = n.max_items < 0 || n.min_items <= n.max_items;
-    if (sizes && (n.min_items == 0 || prod[n.items])) out |= kArray;
+    bool items_ok = true;  // the first min_items items can be written
+    for (int64_t i = 0; items_ok && i < n.min_items; ++i) {
+      items_ok = prod[n.ItemNode(i)];
+      if (i >= static_cast<int64_t>(n.prefix_items.size())) break;  // the rest share `items`
+    }
+    if (sizes && items_ok) out |= kArray;
   }
   if (n.types & kObject) {
     bool ok = true;
-    for (const Property& p : n.properties) ok = ok && (!p.required || prod[p.node]);
+    int64_t possible = 0;  // declared keys that can be written
+    for (const Property& p : n.properties) {
+      ok = ok && (!p.required || prod[p.node]);
+      possible += p.required || prod[p.node];
+    }
+    const bool open = n.additional >= 0 && prod[n.additional];
+    if (n.max_properties >= 0) {
+      ok = ok && n.required_count <= n.max_properties && n.min_properties <= n.max_properties;
+    }
+    ok = ok && (open || n.min_properties <= possible);
     if (ok) out |= kObject;
   }
-  (void)g;
   return out;
 }
 
@@ -80,9 +94,33 @@ base::Status PruneUnproductive(SchemaGraph* graph) {
     n.required_count = 0;
     for (const Property& p : n.properties) n.required_count += p.required;
     if (n.additional >= 0 && !prod[n.additional]) n.additional = -1;
-    if (!prod[n.items]) n.max_items = 0;
+    // The first item that cannot be written caps the length.
+    for (size_t i = 0; i <= n.prefix_items.size(); ++i) {
+      if (prod[n.ItemNode(static_cast<int64_t>(i))]) {
+        if (i == n.prefix_items.size()) break;
+        continue;
+      }
+      const auto cap = static_cast<int64_t>(i);
+      if (n.max_items < 0 || n.max_items > cap) n.max_items = cap;
+      break;
+    }
   }
   if (!prod[g.root]) return base::InvalidArgument("schema has no finite instance");
+  // maxProperties: a twin without additional keys for when only required keys may follow.
+  const size_t count = g.nodes.size();
+  for (size_t i = 0; i < count; ++i) {
+    SchemaNode& n = g.nodes[i];
+    if (n.max_properties < 0 || n.closed_twin >= 0) continue;
+    if (n.additional < 0) {
+      n.closed_twin = static_cast<int32_t>(i);
+      continue;
+    }
+    SchemaNode twin = n;
+    twin.additional = -1;
+    twin.closed_twin = static_cast<int32_t>(g.nodes.size());
+    g.nodes[i].closed_twin = twin.closed_twin;
+    g.nodes.push_back(std::move(twin));
+  }
   return base::Status::Ok();
 }
 

@@ -1388,6 +1388,23 @@ def check_schema(name, schema):
         raise Fail("%s: %s" % (name, "; ".join(problems)))
 
 
+def build_extra(name, schema, cands):
+    """Labels of the hand candidates alone (corpus_extra.py), format checker on."""
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=V.format_checker())
+    valid, invalid = [], []
+    for value in cands:
+        value = norm_value(value)
+        problem = V.domain_problem(value)
+        if problem:
+            raise Fail("%s: candidate %r outside the domain: %s" % (name, value, problem))
+        text = dumps(value)
+        if text in valid or text in invalid:
+            continue
+        (valid if validator.is_valid(value) else invalid).append(text)
+    return valid, invalid
+
+
 def main():
     rng = random.Random(SEED)
     entries = []
@@ -1424,6 +1441,16 @@ def main():
                 best = (name, schema, valid, invalid)
         assert best is not None
         name, schema, valid, invalid = best
+        entries.append({"name": name, "schema": schema, "valid": valid, "invalid": invalid})
+
+    from corpus_extra import EXTRA  # noqa: E402 (after the generated ones: they stay as they were)
+    for name, schema, cands in EXTRA:
+        check_schema(name, schema)
+        assert name not in names, name
+        names.add(name)
+        valid, invalid = build_extra(name, schema, cands)
+        if not valid:
+            raise Fail("%s: no valid instance" % name)
         entries.append({"name": name, "schema": schema, "valid": valid, "invalid": invalid})
 
     with open(OUT_PATH, "w", encoding="utf-8", newline="\n") as f:

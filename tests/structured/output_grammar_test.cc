@@ -101,6 +101,27 @@ TEST(K2Grammar, RequiredNamedNoneAndSingleCall) {
   EXPECT_FALSE(Takes("k25", single, std::string(kCall) + kCall + "<|tool_calls_section_end|>"));
 }
 
+// A forced call (required / named) follows the tool's schema even when the tool is not strict;
+// in auto mode a non-strict tool's arguments stay any object.
+TEST(K2Grammar, ForcedCallsFollowNonStrictSchemas) {
+  const std::string begin =
+      "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+      "<|tool_call_argument_begin|>";
+  const std::string end = "<|tool_call_end|><|tool_calls_section_end|>";
+  for (ToolMode mode : {ToolMode::kRequired, ToolMode::kNamed, ToolMode::kAuto}) {
+    auto spec = Spec(ChatSyntax::kK2, mode);
+    spec.tools[0].strict = false;
+    spec.named_tool = "get_weather";
+    const bool forced = mode != ToolMode::kAuto;
+    EXPECT_EQ(Takes("k25", spec, begin + "{}" + end), !forced);
+    EXPECT_TRUE(Takes("k25", spec, begin + "{\"city\":\"Paris\"}" + end));
+  }
+  // A non-strict schema the compiler cannot enforce falls back to any object when forced.
+  auto spec = Spec(ChatSyntax::kK2, ToolMode::kRequired);
+  spec.tools[0] = {"get_weather", json::parse(R"({"type":"object","not":{}})"), false};
+  EXPECT_TRUE(Takes("k25", spec, begin + "{}" + end));
+}
+
 TEST(K2Grammar, ReasoningIsFreeAndJsonComesAfterIt) {
   auto spec = Spec(ChatSyntax::kK2, ToolMode::kNone);
   spec.thinking = true;
@@ -167,11 +188,12 @@ TEST(K3Grammar, ThinkingThenJsonResponse) {
 TEST(OutputGrammar, SchemaErrorsNameTheirPlace) {
   auto spec = Spec(ChatSyntax::kK2, ToolMode::kAuto);
   spec.tools[0].parameters =
-      json::parse(R"({"type":"object","properties":{"a":{"type":"string","pattern":"x"}}})");
+      json::parse(R"({"type":"object","properties":{"a":{"type":"string","pattern":"(x)\\1"}}})");
   auto g = BuildOutputGrammar(testing::KimiVocabulary("k25"), spec);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("tools[0].function.parameters"), std::string::npos);
   EXPECT_NE(g.status().message().find("pattern"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("backreference"), std::string::npos) << g.status().message();
 }
 
 }  // namespace

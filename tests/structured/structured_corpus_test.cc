@@ -77,6 +77,42 @@ TEST(StructuredCorpus, MaskEqualsTokenByTokenAcceptance) {
   EXPECT_GE(states, 55);
 }
 
+// The string automata and the newer keywords (pattern, format, prefixItems, min/maxProperties,
+// allOf: every corpus schema using one): the mask equals token-by-token acceptance at three cut
+// points of each valid instance's prefix, over the whole vocabulary.
+TEST(StructuredCorpus, MaskEqualsAcceptanceForPatternsFormatsAndTuples) {
+  auto vocab = KimiVocabulary();
+  std::mt19937 rng(11);
+  int states = 0;
+  for (const auto& c : LoadCorpus()) {
+    const std::string text = c.schema.dump();
+    bool newer = false;
+    for (const char* k : {"\"pattern\"", "\"format\"", "\"prefixItems\"", "\"minProperties\"",
+                          "\"maxProperties\"", "\"allOf\""}) {
+      newer |= text.find(k) != std::string::npos;
+    }
+    if (!newer) continue;
+    auto g = JsonGrammar(vocab, *CompileSchema(c.schema), {kEos});
+    for (int k = 0; k < 3; ++k) {
+      const std::string& v = c.valid[rng() % c.valid.size()];
+      const size_t cut = rng() % (v.size() + 1);
+      Matcher m(g);
+      ASSERT_TRUE(m.AcceptBytes(v.substr(0, cut))) << c.name;
+      TokenSet mask;
+      m.FillMask(&mask);
+      for (size_t t = 0; t < vocab->size(); ++t) {
+        Matcher copy = m;
+        const bool takes = copy.Accept(static_cast<int32_t>(t));
+        ASSERT_EQ(mask.Test(t), takes) << c.name << " after '" << v.substr(0, cut) << "' token "
+                                       << t << " '" << vocab->Bytes(static_cast<int32_t>(t)) << "'";
+      }
+      ++states;
+    }
+  }
+  EXPECT_GE(states, 90);
+  std::printf("compared masks at %d states\n", states);
+}
+
 }  // namespace
 }  // namespace k3::structured
 
