@@ -3,10 +3,12 @@
 // cannot enforce is an error naming it (the API answers 400), never silently ignored.
 //
 // Supported (Moonshot's MFJS subset and more): type (one or a list), properties, required,
-// additionalProperties (bool or schema; default true), items, enum, const, anyOf, oneOf (when the
-// alternatives have disjoint types, so "exactly one" equals "any"), $defs/definitions + $ref
-// (in-document, recursion allowed), minLength/maxLength, minItems/maxItems, minimum/maximum,
-// exclusiveMinimum/exclusiveMaximum (numbers), and the annotations title, description, default,
+// additionalProperties (bool or schema; default true), items, prefixItems, enum, const, anyOf,
+// oneOf (when the alternatives have disjoint types, so "exactly one" equals "any"), allOf
+// (merged), $defs/definitions + $ref (in-document, recursion allowed), minLength/maxLength,
+// pattern and format (string automata, string_dfa.h), minItems/maxItems,
+// minProperties/maxProperties, minimum/maximum, exclusiveMinimum/exclusiveMaximum (numbers),
+// and the annotations title, description, default,
 // examples, $schema, $id, $comment, deprecated, readOnly, writeOnly. Keywords outside JSON Schema
 // are ignored, as the standard says.
 //

@@ -9,6 +9,7 @@ namespace k3::verify {
 CheckList RunModelChecks(CheckContext& ctx);  // may set ctx.model from /v1/models
 CheckList RunValidationChecks(const CheckContext& ctx);
 CheckList RunToolChecks(const CheckContext& ctx);
+CheckList RunDynamicToolChecks(const CheckContext& ctx);  // part of the "tools" area
 CheckList RunStructuredChecks(const CheckContext& ctx);
 CheckList RunStreamChecks(const CheckContext& ctx);
 CheckList RunUsageChecks(const CheckContext& ctx);

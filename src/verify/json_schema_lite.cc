@@ -1,6 +1,7 @@
 #include "verify/json_schema_lite.h"
 
 #include <cmath>
+#include <regex>
 
 namespace k3::verify {
 namespace {
@@ -123,6 +124,18 @@ struct Validator {
       }
       if (schema.contains("maxLength") && length > schema["maxLength"].get<size_t>()) {
         return At(path, "longer than maxLength " + schema["maxLength"].dump());
+      }
+      // pattern: an unanchored ECMA-262 search (std::regex's ECMAScript grammar, over the UTF-8
+      // bytes: exact for ASCII patterns, which is what the checks use).
+      if (schema.contains("pattern") && schema["pattern"].is_string()) {
+        try {
+          const std::regex re(schema["pattern"].get<std::string>(), std::regex::ECMAScript);
+          if (!std::regex_search(value.get<std::string>(), re)) {
+            return At(path, "does not match pattern " + schema["pattern"].dump());
+          }
+        } catch (const std::regex_error&) {
+          return At(path, "pattern " + schema["pattern"].dump() + " does not compile here");
+        }
       }
     }
     if (value.is_number()) {

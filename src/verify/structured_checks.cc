@@ -66,6 +66,16 @@ CheckList RunStructuredChecks(const CheckContext& ctx) {
   const json schema_format = {
       {"type", "json_schema"},
       {"json_schema", {{"name", "person"}, {"strict", true}, {"schema", schema}}}};
+  // pattern (walle's string-pattern case in the Kimi Vendor Verifier): a 200 whose strings match.
+  const json coded = {{"type", "object"},
+                      {"properties",
+                       {{"code", {{"type", "string"}, {"pattern", "^[A-Z]{3}-[0-9]{2}$"}}},
+                        {"slug", {{"type", "string"}, {"pattern", "^[a-z]+(-[a-z]+)*$"}}}}},
+                      {"required", {"code", "slug"}},
+                      {"additionalProperties", false}};
+  const json coded_format = {
+      {"type", "json_schema"},
+      {"json_schema", {{"name", "coded"}, {"strict", true}, {"schema", coded}}}};
   return {
       PassUnless(kStructuredArea, "json_object",
                  StructuredError(ctx, object_format, nullptr, false)),
@@ -73,6 +83,8 @@ CheckList RunStructuredChecks(const CheckContext& ctx) {
                  StructuredError(ctx, schema_format, &schema, false)),
       PassUnless(kStructuredArea, "json_schema_strict_streamed",
                  StructuredError(ctx, schema_format, &schema, true)),
+      PassUnless(kStructuredArea, "json_schema_pattern",
+                 StructuredError(ctx, coded_format, &coded, false)),
   };
 }
 

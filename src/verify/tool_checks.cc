@@ -148,8 +148,10 @@ CheckResult RoundTripCheck(const CheckContext& ctx) {
 }  // namespace
 
 CheckList RunToolChecks(const CheckContext& ctx) {
-  return {RequiredCheck(ctx),      NamedCheck(ctx), NoneCheck(ctx),
-          ParallelFalseCheck(ctx), IdCheck(ctx),    RoundTripCheck(ctx)};
+  CheckList out = {RequiredCheck(ctx),      NamedCheck(ctx), NoneCheck(ctx),
+                   ParallelFalseCheck(ctx), IdCheck(ctx),    RoundTripCheck(ctx)};
+  for (CheckResult& r : RunDynamicToolChecks(ctx)) out.push_back(std::move(r));
+  return out;
 }
 
 }  // namespace k3::verify
