@@ -13,6 +13,8 @@
 //   uuid       RFC 4122 8-4-4-4-12 hex digits
 // Formats not listed are annotations here (CompileFormat answers NOT_FOUND; the compiler ignores
 // them), as JSON Schema 2020-12 makes format by default.
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "structured/string_dfa.h"
@@ -61,9 +63,7 @@ const std::string kEmail = "(?:" + kAtext + "+(?:\\." + kAtext + "+)*@" + kHostn
 const std::string kUuid =
     "(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})";
 
-}  // namespace
-
-base::Result<StringDfa> CompileFormat(std::string_view format) {
+base::Result<StringDfa> BuildFormat(std::string_view format) {
   std::string body;
   int64_t max_length = -1;
   if (format == "date") body = kDate;
@@ -80,6 +80,18 @@ base::Result<StringDfa> CompileFormat(std::string_view format) {
   K3_ASSIGN_OR_RETURN(StringDfa dfa, CompilePattern("^" + body + "$"));
   if (max_length >= 0) return IntersectDfa(dfa, LengthDfa(0, max_length));
   return dfa;
+}
+
+}  // namespace
+
+// Built once per process (the hostname and email products take tens of milliseconds).
+base::Result<StringDfa> CompileFormat(std::string_view format) {
+  static std::mutex mu;
+  static std::map<std::string, base::Result<StringDfa>, std::less<>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(format);
+  if (it == cache.end()) it = cache.emplace(std::string(format), BuildFormat(format)).first;
+  return it->second;
 }
 
 }  // namespace k3::structured
