@@ -90,7 +90,6 @@ class Compiler {
   base::Result<int32_t> CompileNested(const Json& s, const std::string& pointer);
   base::Result<const Json*> Resolve(const std::string& ref, const std::string& pointer) const;
   base::Status CompileBody(const Json& s, const std::string& pointer, int32_t index);
-  base::Result<std::optional<Json>> MergeAllOf(const Json& s, const std::string& pointer);
   base::Status CompileAlternatives(const Json& s, const std::string& pointer, int32_t index);
   base::Status CompileMergedAlternatives(const Json& s, const std::string& pointer, int32_t index);
   void SetAlternatives(int32_t index, std::vector<int32_t> alternatives, const char* key,
@@ -171,7 +170,11 @@ base::Result<int32_t> Compiler::CompileNested(const Json& s, const std::string& 
 
 base::Status Compiler::CompileBody(const Json& s, const std::string& pointer, int32_t index) {
   if (s.contains("allOf")) {
-    K3_ASSIGN_OR_RETURN(const std::optional<Json> merged, MergeAllOf(s, pointer));
+    K3_ASSIGN_OR_RETURN(
+        const std::optional<Json> merged,
+        MergeAllOf(s, pointer, [this](const std::string& ref, const std::string& at) {
+          return Resolve(ref, at);
+        }));
     if (!merged) {  // a part is `false`
       g_.nodes[index].types = 0;
       return base::Status::Ok();
@@ -214,61 +217,6 @@ base::Status Compiler::CompileBody(const Json& s, const std::string& pointer, in
   K3_ASSIGN_OR_RETURN(const LiteralValues literals, FindLiterals(s, pointer));
   if (literals) ApplyLiterals(*literals, index);
   return base::Status::Ok();
-}
-
-// allOf: the parts (refs resolved) merged with the keywords beside them into one schema;
-// nullopt if a part is `false`. A part that limits additional properties must declare every
-// property the others declare (otherwise merging would change what it allows).
-base::Result<std::optional<Json>> Compiler::MergeAllOf(const Json& s, const std::string& pointer) {
-  const Json& list = s.at("allOf");
-  if (!list.is_array() || list.empty()) {
-    return SchemaError(pointer + "/allOf", "must be a non-empty array of schemas");
-  }
-  Json merged = s;
-  merged.erase("allOf");
-  std::vector<const Json*> parts = {&merged};
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string part_pointer = pointer + "/allOf/" + std::to_string(i);
-    const Json* part = &list[i];
-    for (int hops = 0; part->is_object() && part->contains("$ref") && hops < 16; ++hops) {
-      const Json& ref = part->at("$ref");
-      if (!ref.is_string()) return SchemaError(part_pointer + "/$ref", "must be a string");
-      K3_ASSIGN_OR_RETURN(part, Resolve(ref.get<std::string>(), part_pointer));
-    }
-    if (part->is_boolean()) {
-      if (!part->get<bool>()) return std::optional<Json>();
-      continue;
-    }
-    if (part->is_object() && part->contains("$ref")) {
-      return SchemaError(part_pointer, "a $ref chain in allOf is too long");
-    }
-    parts.push_back(part);
-  }
-  for (const Json* part : parts) {
-    if (!part->is_object() || !part->contains("additionalProperties") ||
-        part->at("additionalProperties") == Json(true)) {
-      continue;
-    }
-    const Json& own = part->contains("properties") ? part->at("properties") : Json::object();
-    for (const Json* other : parts) {
-      if (!other->is_object() || !other->contains("properties") ||
-          !other->at("properties").is_object()) {
-        continue;
-      }
-      for (const auto& [key, value] : other->at("properties").items()) {
-        if (!own.is_object() || !own.contains(key)) {
-          return SchemaError(pointer + "/allOf",
-                             "a part with additionalProperties does not declare '" + key +
-                                 "', which another part declares (not supported)");
-        }
-      }
-    }
-  }
-  Json out = Json::object();
-  for (const Json* part : parts) {
-    K3_ASSIGN_OR_RETURN(out, MergeSchemas(out, *part, pointer + "/allOf"));
-  }
-  return std::optional<Json>(std::move(out));
 }
 
 // anyOf / oneOf alone (beside annotations only): each alternative compiled as it stands.

@@ -1,6 +1,7 @@
 #include "structured/schema_merge.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -103,6 +104,62 @@ base::Result<Json> MergeSchemas(const Json& a, const Json& b, const std::string&
     }
   }
   return out;
+}
+
+// allOf: the parts (refs resolved) merged with the keywords beside them into one schema;
+// nullopt if a part is `false`. A part that limits additional properties must declare every
+// property the others declare (otherwise merging would change what it allows).
+base::Result<std::optional<Json>> MergeAllOf(const Json& s, const std::string& pointer,
+                                             const RefResolver& resolve) {
+  const Json& list = s.at("allOf");
+  if (!list.is_array() || list.empty()) {
+    return SchemaError(pointer + "/allOf", "must be a non-empty array of schemas");
+  }
+  Json merged = s;
+  merged.erase("allOf");
+  std::vector<const Json*> parts = {&merged};
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string part_pointer = pointer + "/allOf/" + std::to_string(i);
+    const Json* part = &list[i];
+    for (int hops = 0; part->is_object() && part->contains("$ref") && hops < 16; ++hops) {
+      const Json& ref = part->at("$ref");
+      if (!ref.is_string()) return SchemaError(part_pointer + "/$ref", "must be a string");
+      K3_ASSIGN_OR_RETURN(part, resolve(ref.get<std::string>(), part_pointer));
+    }
+    if (part->is_boolean()) {
+      if (!part->get<bool>()) return std::optional<Json>();
+      continue;
+    }
+    if (part->is_object() && part->contains("$ref")) {
+      return SchemaError(part_pointer, "a $ref chain in allOf is too long");
+    }
+    parts.push_back(part);
+  }
+  for (const Json* part : parts) {
+    if (!part->is_object() || !part->contains("additionalProperties") ||
+        part->at("additionalProperties") == Json(true)) {
+      continue;
+    }
+    const Json& own = part->contains("properties") ? part->at("properties") : Json::object();
+    for (const Json* other : parts) {
+      if (!other->is_object() || !other->contains("properties") ||
+          !other->at("properties").is_object()) {
+        continue;
+      }
+      for (const auto& [key, value] : other->at("properties").items()) {
+        if (!own.is_object() || !own.contains(key)) {
+          return SchemaError(pointer + "/allOf",
+                             "a part with additionalProperties does not declare '" + key +
+                                 "', which another part declares (not supported)");
+        }
+      }
+    }
+  }
+  Json out = Json::object();
+  for (const Json* part : parts) {
+    K3_ASSIGN_OR_RETURN(out, MergeSchemas(out, *part, pointer + "/allOf"));
+  }
+  return std::optional<Json>(std::move(out));
 }
 
 }  // namespace k3::structured
