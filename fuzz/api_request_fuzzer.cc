@@ -1,7 +1,7 @@
 // Fuzzes the request-body parsers that see user bytes first: the first byte picks the endpoint
-// (chat completions, completions, messages, count_tokens), the rest is parsed as JSON and
-// converted onto the typed request. A valid chat request is then rendered with the K3 chat format.
-// Nothing may crash or hang; a rejection must carry a 4xx status and a message; the typed
+// (chat completions, completions, messages, count_tokens, responses), the rest is parsed as JSON
+// and converted onto the typed request. A valid chat request is then rendered with the K3 chat
+// format. Nothing may crash or hang; a rejection must carry a 4xx status and a message; the typed
 // conversation survives being written as template JSON and read back unchanged.
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "api/anthropic_request.h"
 #include "api/openai_request.h"
+#include "api/responses_request.h"
 #include "api/thinking_signature.h"
 #include "base/check.h"
 #include "serve/chat_format.h"
@@ -51,7 +52,7 @@ void RenderIfChat(const k3::serve::GenerateRequest& request) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const int endpoint = data[0] % 4;
+  const int endpoint = data[0] % 5;
   const Json body = Json::parse(reinterpret_cast<const char*>(data) + 1,
                                 reinterpret_cast<const char*>(data) + size, nullptr, false);
   if (body.is_discarded()) return 0;
@@ -71,6 +72,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else if (endpoint == 2) {
     k3::api::AnthropicRequest request;
     const bool ok = k3::api::ParseMessagesRequest(body, options, &request, &error);
+    CheckRejection(ok, error);
+    if (ok) RenderIfChat(request.generate);
+  } else if (endpoint == 4) {
+    k3::api::ResponsesRequest request;
+    const bool ok = k3::api::ParseResponsesRequest(body, options, &request, &error);
     CheckRejection(ok, error);
     if (ok) RenderIfChat(request.generate);
   } else {

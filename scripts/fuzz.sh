@@ -90,6 +90,19 @@ for n, line in enumerate(open(os.path.join(shared, "goldens/chat/k3_render.jsonl
     request = json.dumps(json.loads(line)["request"], ensure_ascii=False).encode()
     open(os.path.join(seeds, "k3_render_fuzzer", f"{n}.json"), "wb").write(request)
     open(os.path.join(seeds, "api_request_fuzzer", f"{n}.json"), "wb").write(bytes([n % 4]) + request)
+# Responses API bodies (first byte 4): items of every kind, tools, text.format, reasoning.
+responses = [
+    {"input": "hi", "instructions": "be brief", "max_output_tokens": 16, "stream": True},
+    {"input": [{"role": "user", "content": [{"type": "input_text", "text": "w?"}, {"type": "input_image", "image_url": "data:image/png;base64,AA"}]},
+               {"type": "reasoning", "summary": [{"type": "summary_text", "text": "t"}]},
+               {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+               {"type": "function_call_output", "call_id": "c", "output": "ok"}],
+     "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}, {"type": "web_search"}],
+     "tool_choice": {"type": "function", "name": "f"}, "reasoning": {"effort": "minimal"}},
+    {"input": "x", "text": {"format": {"type": "json_schema", "name": "a", "schema": {"type": "object"}}}},
+]
+for n, body in enumerate(responses):
+    open(os.path.join(seeds, "api_request_fuzzer", f"responses_{n}.json"), "wb").write(bytes([4]) + json.dumps(body).encode())
 for n, line in enumerate(open(os.path.join(shared, "goldens/chat/tool_ts.jsonl"))):
     tools = json.dumps(json.loads(line)["tools"], ensure_ascii=False).encode()
     open(os.path.join(seeds, "tool_ts_fuzzer", f"{n}.json"), "wb").write(tools)

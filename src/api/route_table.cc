@@ -24,6 +24,7 @@ constexpr Route kRoutes[] = {
   {Endpoint::kModels,          "GET",  "/v1/models",                kModel,  kOpenAi,    true,    false, false},
   {Endpoint::kChatCompletions, "POST", "/v1/chat/completions",      kModel,  kOpenAi,    false,   false, true},
   {Endpoint::kCompletions,     "POST", "/v1/completions",           kModel,  kOpenAi,    false,   false, true},
+  {Endpoint::kResponses,       "POST", "/v1/responses",             kModel,  kOpenAi,    false,   false, true},
   {Endpoint::kMessages,        "POST", "/v1/messages",              kModel,  kAnthropic, false,   false, true},
   {Endpoint::kCountTokens,     "POST", "/v1/messages/count_tokens", kModel,  kAnthropic, false,   false, false},
   {Endpoint::kTokenize,        "POST", "/tokenize",                 kModel,  kOpenAi,    false,   false, false},

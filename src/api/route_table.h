@@ -35,6 +35,7 @@ enum class Endpoint {
   kModels,
   kChatCompletions,
   kCompletions,
+  kResponses,
   kMessages,
   kCountTokens,
   kTokenize,

@@ -69,13 +69,13 @@ TEST(Routes, OnePerEndpointInOrderAndEachFindsItself) {
   EXPECT_EQ(FindRoute("GET", "/router/workers"), &RouteOf(Endpoint::kListWorkers));
 }
 
-TEST(Routes, GenerationsAreTheThreeGeneratingEndpoints) {
+TEST(Routes, GenerationsAreTheFourGeneratingEndpoints) {
   std::set<Endpoint> generating;
   for (const Route& route : Routes()) {
     if (route.generates) generating.insert(route.endpoint);
   }
   EXPECT_EQ(generating, (std::set<Endpoint>{Endpoint::kChatCompletions, Endpoint::kCompletions,
-                                            Endpoint::kMessages}));
+                                            Endpoint::kResponses, Endpoint::kMessages}));
 }
 
 TEST(RouteTable, EveryRouteReachesItsHandler) {

@@ -8,6 +8,8 @@
 #include "api/anthropic_request.h"
 #include "api/anthropic_response.h"
 #include "api/openai_response.h"
+#include "api/responses_request.h"
+#include "api/responses_response.h"
 #include "base/log.h"
 
 namespace k3::api {
@@ -133,6 +135,7 @@ void Service::BindRoutes() {
   routes_.Bind(Endpoint::kChatCompletions, WithBody(&Service::Chat));
   routes_.Bind(Endpoint::kCompletions, WithBody(&Service::Completion));
   routes_.Bind(Endpoint::kMessages, WithBody(&Service::Messages));
+  routes_.Bind(Endpoint::kResponses, WithBody(&Service::Responses));
   routes_.Bind(Endpoint::kCountTokens, WithBody(&Service::CountTokens));
   routes_.Bind(Endpoint::kTokenize, WithBody(&Service::Tokenize));
   routes_.Bind(Endpoint::kDetokenize, WithBody(&Service::Detokenize));
@@ -263,6 +266,26 @@ void Service::Messages(const Json& body, const Reply& responder) {
       RunSpec<AnthropicResponseBuilder>{endpoint, parsed.generate, *prompt, builder, parsed.stream,
                                         arrival, std::move(first)},
       responder, FailWith(endpoint, kAnthropicDialect, responder));
+}
+
+void Service::Responses(const Json& body, const Reply& responder) {
+  const std::string endpoint = "/v1/responses";
+  const Clock::time_point arrival = Clock::now();
+  ResponsesRequest parsed;
+  ApiError error;
+  if (!ParseResponsesRequest(body, config_.api, &parsed, &error)) {
+    return Fail(endpoint, kOpenAiDialect, error, responder);
+  }
+  auto prompt = frontend_->Prepare(parsed.generate);
+  if (!prompt.ok()) return Fail(endpoint, kOpenAiDialect, FromStatus(prompt.status()), responder);
+  ResponseMeta meta{NewId("resp_"), std::time(nullptr), config_.api.model_name};
+  auto builder = std::make_shared<ResponsesBuilder>(meta, std::move(parsed.echo), parsed.stream);
+  std::vector<std::string> first;
+  builder->Start(prompt->reported_prompt_tokens, &first);
+  Run(frontend_,
+      RunSpec<ResponsesBuilder>{endpoint, parsed.generate, *prompt, builder, parsed.stream, arrival,
+                                std::move(first)},
+      responder, FailWith(endpoint, kOpenAiDialect, responder));
 }
 
 void Service::CountTokens(const Json& body, const Reply& responder) {

@@ -48,6 +48,7 @@ class Service : public RequestHandler {
   void Chat(const Json& body, const Reply& responder);
   void Completion(const Json& body, const Reply& responder);
   void Messages(const Json& body, const Reply& responder);
+  void Responses(const Json& body, const Reply& responder);
   void CountTokens(const Json& body, const Reply& responder);
   void Tokenize(const Json& body, const Reply& responder);
   bool TokenizeBody(const Json& body, std::vector<text::TokenId>* ids, ApiError* error);

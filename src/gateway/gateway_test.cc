@@ -107,6 +107,28 @@ TEST(RoutingKey, HashesTheIdsTheServerComputes) {
   EXPECT_FALSE(KeyFor(request, context).parsed);
 }
 
+// A Responses body routes by the same prompt as its Chat Completions equivalent.
+TEST(RoutingKey, ResponsesRoutesLikeTheEquivalentChat) {
+  const text::Tokenizer& tokenizer = testing::KimiTokenizer("k3");
+  const serve::ChatFormat format = serve::ChatFormat::K3();
+  KeyContext context;
+  context.tokenizer = &tokenizer;
+  context.format = &format;
+  const std::string system = std::string(400, 'a');
+  api::HttpRequest chat{"POST", "/v1/chat/completions", {}, ""};
+  chat.body = R"({"messages":[{"role":"system","content":")" + system +
+              R"("},{"role":"user","content":"hello"}]})";
+  api::HttpRequest responses{"POST", "/v1/responses", {}, ""};
+  responses.body = R"({"instructions":")" + system + R"(","input":"hello"})";
+  const RoutingKey from_chat = KeyFor(chat, context);
+  const RoutingKey from_responses = KeyFor(responses, context);
+  ASSERT_TRUE(from_responses.parsed) << from_responses.error;
+  EXPECT_EQ(from_responses.chain, from_chat.chain);
+  EXPECT_FALSE(from_responses.chain.empty());
+  responses.body = R"({"input": 3})";
+  EXPECT_FALSE(KeyFor(responses, context).parsed);
+}
+
 // `k3 route`'s side of the route table, with no worker registered (nothing is forwarded): the
 // probes and the registry are its own, generations and unknown paths are answered in their
 // dialect, and draining refuses generations.

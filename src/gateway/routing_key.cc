@@ -1,6 +1,7 @@
 #include "gateway/routing_key.h"
 
 #include "api/anthropic_request.h"
+#include "api/responses_request.h"
 #include "api/route_table.h"
 #include "serve/prompt_ids.h"
 
@@ -16,6 +17,12 @@ bool ParseGenerate(const api::HttpRequest& request, const serve::Json& body,
   if (endpoint == api::Endpoint::kMessages) {
     api::AnthropicRequest parsed;
     if (!api::ParseMessagesRequest(body, options, &parsed, error)) return false;
+    *out = std::move(parsed.generate);
+    return true;
+  }
+  if (endpoint == api::Endpoint::kResponses) {
+    api::ResponsesRequest parsed;
+    if (!api::ParseResponsesRequest(body, options, &parsed, error)) return false;
     *out = std::move(parsed.generate);
     return true;
   }

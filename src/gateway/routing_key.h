@@ -31,7 +31,7 @@ struct RoutingKey {
   std::string error;    // why parsing failed (for the log)
 };
 
-// `request` is a POST to /v1/chat/completions, /v1/completions or /v1/messages.
+// `request` is a POST to /v1/chat/completions, /v1/completions, /v1/responses or /v1/messages.
 RoutingKey KeyFor(const api::HttpRequest& request, const KeyContext& context);
 
 }  // namespace k3::gateway

@@ -22,5 +22,6 @@ CheckList RunAnthropicSessionChecks(const CheckContext& ctx);
 // (anthropic_agent_checks.cc).
 CheckList RunAnthropicAgentChecks(const CheckContext& ctx);
 CheckList RunReasoningChecks(const CheckContext& ctx);
+CheckList RunResponsesChecks(const CheckContext& ctx);
 
 }  // namespace k3::verify

@@ -25,6 +25,7 @@ CheckList RunSuite(const SuiteOptions& options) {
       {"structured", RunStructuredChecks}, {"stream", RunStreamChecks},
       {"usage", RunUsageChecks},           {"completions", RunCompletionsChecks},
       {"anthropic", RunAnthropicChecks},   {"reasoning", RunReasoningChecks},
+      {"responses", RunResponsesChecks},
   };
   for (const auto& [area, run] : areas) {
     // A server answer of an unexpected JSON type makes nlohmann throw; the checks read answers

@@ -14,6 +14,7 @@ import { hygieneCases } from './hygiene_cases.mjs';
 import { loadClients, parseArgs, startServer } from './lib.mjs';
 import { authCases, cancellationCases, endpointCases, overloadCases, shutdownCases } from './lifecycle_cases.mjs';
 import { openaiCases } from './openai_cases.mjs';
+import { responsesCases } from './responses_cases.mjs';
 import { structuredCases } from './structured_cases.mjs';
 
 // --replies full|short: how long the sampled structured-output replies may run (short under
@@ -59,6 +60,7 @@ async function withServer(name, serverArgs, body) {
 // itself declares 131072).
 await withServer('main', ['--max-model-len', '4096'], async (ctx) => {
   await openaiCases(check, ctx);
+  await responsesCases(check, ctx);
   await anthropicCases(check, ctx);
   await endpointCases(check, ctx);
   await structuredCases(check, ctx);

@@ -61,7 +61,7 @@ async function choices(client, params, stream) {
 }
 
 // Runs validate.py on {name, schema, outputs, finished} records; throws with its report on failure.
-function validateWithJsonschema(records, work, label) {
+export function validateWithJsonschema(records, work, label) {
   const file = path.join(work, `${label}.jsonl`);
   fs.mkdirSync(work, { recursive: true });
   fs.writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
