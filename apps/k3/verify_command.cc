@@ -58,7 +58,9 @@ CommandFn AddVerifyCommand(CLI::App& app) {
       "functions.NAME:IDX), response_format json_object/json_schema (valid and compact), "
       "streaming framing and stream/non-stream agreement at temperature 0, usage and "
       "finish_reason length, /v1/completions, Anthropic Messages (shape, event order, "
-      "tool_use), reasoning round trips and /v1/models. Prints PASS/FAIL/SKIP per check with "
+      "tool_use), the Responses API (/v1/responses: object, event sequence, forced calls, "
+      "text.format json_schema, stateless 400s), reasoning round trips and /v1/models. Prints "
+      "PASS/FAIL/SKIP per check with "
       "what was expected and what came back, then passed/applicable; exits 1 if any check "
       "fails. Contracts: ../shared/spec/frontend.md sections 4 and 5.");
   app.add_option("url", f->url, "The endpoint, http://HOST:PORT")->required();

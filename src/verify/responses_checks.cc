@@ -160,18 +160,31 @@ std::string RequiredError(const CheckContext& ctx) {
   return ValidateToolCalls(calls, WeatherTools());
 }
 
+// Bounded strings, so a schema-following answer always fits the budget.
+json AnswerSchema() {
+  return {{"type", "object"},
+          {"properties",
+           {{"answer", {{"type", "string"}, {"maxLength", 10}}},
+            {"score", {{"type", "integer"}, {"minimum", 0}, {"maximum", 9}}}}},
+          {"required", {"answer", "score"}},
+          {"additionalProperties", false}};
+}
+
 std::string JsonSchemaError(const CheckContext& ctx) {
-  const json schema = WeatherTools()[0]["function"]["parameters"];
-  json body = ResponsesBody(ctx, "Give a forecast request as JSON.");
+  const json schema = AnswerSchema();
+  json body = ResponsesBody(ctx, "Rate the weather as JSON.");
   body["text"] = {
       {"format",
-       {{"type", "json_schema"}, {"name", "forecast"}, {"schema", schema}, {"strict", true}}}};
+       {{"type", "json_schema"}, {"name", "rating"}, {"schema", schema}, {"strict", true}}}};
   body["temperature"] = 0;
   json response;
   if (auto e = Ask(ctx, body, &response); !e.empty()) return e;
-  if (response["status"] != "completed") return "status " + response["status"].dump();
-  const json value = json::parse(OutputText(response), nullptr, false);
-  if (value.is_discarded()) return "output_text is not JSON: " + OutputText(response).substr(0, 80);
+  const std::string text = OutputText(response);
+  const json value = json::parse(text, nullptr, false);
+  if (value.is_discarded()) {
+    return "output_text is not JSON (status " + response["status"].dump() +
+           "): " + text.substr(0, 80);
+  }
   return ValidateSchema(schema, value);
 }
 
