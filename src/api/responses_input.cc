@@ -145,7 +145,9 @@ struct InputConverter {
     if (type == "function_call") return FunctionCall(item, where);
     if (type == "function_call_output") return FunctionOutput(item, where);
     if (type == "item_reference") {
-      return Fail(where, "item_reference needs stored responses; this server stores none");
+      return Fail(where,
+                  "item_reference needs stored responses; this server stores none (send the items "
+                  "themselves, as clients do with store: false)");
     }
     return Fail(where, "unsupported input item type '" + type + "'");
   }

@@ -135,6 +135,20 @@ export async function responsesCases(check, { server, sdk, args }) {
     assert.ok(final.usage.output_tokens > 0);
   });
 
+  await check('responses: the client\'s responses.stream accumulator rebuilds the completed response', async () => {
+    const script = K3.think('Plan.') + K3.response('Checking.') + K3.tools(K3.call('get_weather', { city: 'Oslo' })) + K3.end;
+    const stream = client.responses.stream({ model: MODEL, input: QUESTION, tools: [WEATHER], max_output_tokens: 300, k3_forced_output: script });
+    let completed;
+    stream.on('response.completed', (event) => { completed = event.response; });
+    const final = await stream.finalResponse();
+    assert.ok(completed, 'no response.completed event');
+    // The client's parse helpers add parsed / parsed_arguments; the rest must be the same.
+    const plain = (items) => JSON.parse(JSON.stringify(items, (k, v) => (k === 'parsed' || k === 'parsed_arguments' ? undefined : v)));
+    assert.deepEqual(plain(final.output), completed.output);
+    assert.equal(final.output_text, 'Checking.');
+    assert.deepEqual(JSON.parse(final.output.at(-1).arguments), { city: 'Oslo' });
+  });
+
   await check('responses: tool_choice required on the demo model, a tool loop (jsonschema)', async () => {
     const records = [];
     let input = [{ role: 'user', content: QUESTION }];
