@@ -40,7 +40,8 @@ struct ServeFlags {
   bool scripted_output = false;
   std::string signing_key_file;  // thinking-signature key (empty: random per start)
   std::shared_ptr<const api::ThinkingSigner> signer;  // set by CheckFlags
-  std::string kv_events;  // ZeroMQ PUB endpoint for KV events (empty: none)
+  size_t responses_store = 0;  // finished /v1/responses kept for previous_response_id
+  std::string kv_events;       // ZeroMQ PUB endpoint for KV events (empty: none)
   std::string
       kv_resync;  // ZeroMQ ROUTER endpoint for replays/snapshots (default: same host, any port)
   std::string register_with;  // a router's URL to register with at start-up
@@ -144,6 +145,7 @@ api::ServiceConfig MakeServiceConfig(const ServeFlags& f, const std::string& mod
       f.sampling_policy == "kimi" ? api::SamplingPolicy::kKimi : api::SamplingPolicy::kOpen;
   config.api.allow_forced_output = f.scripted_output;
   config.api.signer = f.signer;
+  config.responses_store = f.responses_store;
   config.api_key = f.api_key;
   config.kv_events_info = std::move(kv_info);
   return config;
@@ -260,6 +262,10 @@ CommandFn AddServeCommand(CLI::App& app) {
   app.add_option("--signing-key-file", f->signing_key_file,
                  "Key for the signatures of Anthropic thinking blocks (default: random per start; "
                  "replicas behind one router need the same file)");
+  app.add_option("--responses-store", f->responses_store,
+                 "Keep the last N finished /v1/responses in memory, so previous_response_id and "
+                 "item_reference resolve (0: stateless, both are a 400)")
+      ->capture_default_str();
   app.add_option("--kv-events", f->kv_events,
                  "Publish KV cache events for a KV-aware router on this ZeroMQ endpoint "
                  "(e.g. tcp://127.0.0.1:5557; port * = any free port)");

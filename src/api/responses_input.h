@@ -8,8 +8,8 @@
 //   function_call {call_id, name, arguments} -> a tool call of the current assistant turn
 //   function_call_output {call_id, output} -> a tool message
 // Client call_ids are renamed to Kimi's functions.{name}:{n} (n counted over the conversation),
-// which the model relies on; outputs follow the rename. Any other item (item_reference, hosted
-// tool calls, input_file, ...) is a 400 naming it: this server keeps no state to resolve them.
+// which the model relies on; outputs follow the rename. Any other item (hosted tool calls,
+// input_file, an item_reference left unresolved by responses_store.h, ...) is a 400 naming it.
 #pragma once
 
 #include "api/api_error.h"

@@ -25,13 +25,6 @@ bool IsHostedToolType(const std::string& type) {
 // What this server keeps no state for: a clear 400 rather than a silently different answer.
 bool ResponsesStateless(const Json& body, ApiError* error) {
   Fields f(body);
-  if (f.Get("previous_response_id") != nullptr) {
-    return RespFail(
-        error,
-        "'previous_response_id' is not supported: this server does not store responses; "
-        "send the whole conversation in 'input'",
-        "previous_response_id");
-  }
   if (f.Get("conversation") != nullptr) {
     return RespFail(error, "'conversation' is not supported: this server does not store responses",
                     "conversation");
@@ -221,9 +214,11 @@ bool ResponsesScalars(const Json& body, Json* chat, Json* echo, ApiError* error)
 
 }  // namespace
 
-bool ParseResponsesRequest(const Json& body, const ApiOptions& options, ResponsesRequest* out,
-                           ApiError* error) {
-  if (!body.is_object()) return RespFail(error, "the request body must be a JSON object", "");
+bool ParseResponsesRequest(const Json& raw, const ApiOptions& options, ResponsesRequest* out,
+                           ApiError* error, const ResponsesStore* store) {
+  if (!raw.is_object()) return RespFail(error, "the request body must be a JSON object", "");
+  Json body;
+  if (!ResolveStored(raw, store, &body, error)) return false;
   Json chat = Json::object();
   Json& echo = out->echo;
   if (!ResponsesStateless(body, error) ||
@@ -237,6 +232,10 @@ bool ParseResponsesRequest(const Json& body, const ApiOptions& options, Response
   }
   OpenAiRequest parsed;
   if (!ParseChatRequest(chat, options, &parsed, error)) return false;
+  out->input_items = body["input"].is_array()
+                         ? body["input"]
+                         : Json::array({{{"role", "user"}, {"content", body["input"]}}});
+  out->store = echo["store"].get<bool>();
   out->generate = std::move(parsed.generate);
   return true;
 }

@@ -212,6 +212,7 @@ void ResponsesBuilder::Finish(const serve::ChoiceUpdate& update, std::vector<std
     error_ = {{"code", "server_error"}, {"message", update.error}};
   }
   Emit(event, {{"response", Response()}}, events);
+  if (on_done_) on_done_(Response());
 }
 
 }  // namespace k3::api

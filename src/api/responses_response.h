@@ -7,6 +7,7 @@
 // counted from 0. Nothing is sent after the last one.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ class ResponsesBuilder {
   // Returns true when the response is complete.
   bool Add(const serve::ChoiceUpdate& update, std::vector<std::string>* events);
   std::string Body() const { return Dump(Response()); }
+  // Called once with the finished response object (engine thread), e.g. to keep it.
+  void OnDone(std::function<void(const Json& response)> done) { on_done_ = std::move(done); }
 
  private:
   enum class Item { kNone, kReasoning, kMessage, kFunctionCall };
@@ -47,6 +50,7 @@ class ResponsesBuilder {
   Item open_ = Item::kNone;
   Json output_ = Json::array();  // the items, the open one last (its text filled in as it grows)
   serve::Usage usage_;
+  std::function<void(const Json&)> on_done_;
 };
 
 }  // namespace k3::api

@@ -156,6 +156,44 @@ TEST(ResponsesRequest, BadBodiesAre400) {
   }
 }
 
+TEST(ResponsesStore, PreviousResponseAndItemReferenceResolve) {
+  ResponsesStore store(2);
+  const Json output = Json::parse(R"([
+      {"id": "fc_1", "type": "function_call", "call_id": "functions.f:0", "name": "f",
+       "arguments": "{}", "status": "completed"}])");
+  store.Put("resp_1", Json::parse(R"([{"role": "user", "content": "hi"}])"), output);
+  ResponsesRequest request;
+  ApiError error;
+  const std::string tools = R"("tools": [{"type": "function", "name": "f"}])";
+  ASSERT_TRUE(ParseResponsesRequest(
+      Json::parse(R"({"previous_response_id": "resp_1", )" + tools +
+                  R"(, "input": [{"type": "function_call_output", "call_id": "functions.f:0",
+                                  "output": "ok"}]})"),
+      {}, &request, &error, &store))
+      << error.message;
+  const auto& messages = request.generate.chat->conversation.messages;
+  ASSERT_EQ(messages.size(), 3u);  // user, assistant call, tool result
+  EXPECT_EQ(messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(request.input_items.size(), 3u);
+  ASSERT_TRUE(ParseResponsesRequest(Json::parse(R"({"input": [{"role": "user", "content": "hi"},
+                                {"type": "item_reference", "id": "fc_1"}], )" +
+                                                tools + "}"),
+                                    {}, &request, &error, &store))
+      << error.message;
+  EXPECT_EQ(request.generate.chat->conversation.messages.size(), 2u);
+  // Unknown ids, and an evicted response, are 400s naming the field.
+  EXPECT_FALSE(ParseResponsesRequest(Json::parse(R"({"previous_response_id": "resp_x",
+      "input": "x"})"),
+                                     {}, &request, &error, &store));
+  EXPECT_EQ(error.param, "previous_response_id");
+  store.Put("resp_2", Json::array(), Json::array());
+  store.Put("resp_3", Json::array(), Json::array());
+  EXPECT_FALSE(
+      ParseResponsesRequest(Json::parse(R"({"input": [{"type": "item_reference", "id": "fc_1"}]})"),
+                            {}, &request, &error, &store));
+  EXPECT_EQ(error.param, "input[0]");
+}
+
 // --- the builder ---
 
 serve::ChoiceUpdate Update(std::vector<OutputEvent> events, int64_t tokens) {

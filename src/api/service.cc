@@ -117,6 +117,9 @@ Service::Service(serve::Frontend* frontend, ServiceConfig config)
                            int status) { frontend_->metrics().RecordRequest(endpoint, status); },
       }),
       id_salt_(std::random_device{}()) {
+  if (config_.responses_store > 0) {
+    responses_store_ = std::make_unique<ResponsesStore>(config_.responses_store);
+  }
   BindRoutes();
 }
 
@@ -273,13 +276,20 @@ void Service::Responses(const Json& body, const Reply& responder) {
   const Clock::time_point arrival = Clock::now();
   ResponsesRequest parsed;
   ApiError error;
-  if (!ParseResponsesRequest(body, config_.api, &parsed, &error)) {
+  if (!ParseResponsesRequest(body, config_.api, &parsed, &error, responses_store_.get())) {
     return Fail(endpoint, kOpenAiDialect, error, responder);
   }
   auto prompt = frontend_->Prepare(parsed.generate);
   if (!prompt.ok()) return Fail(endpoint, kOpenAiDialect, FromStatus(prompt.status()), responder);
   ResponseMeta meta{NewId("resp_"), std::time(nullptr), config_.api.model_name};
   auto builder = std::make_shared<ResponsesBuilder>(meta, std::move(parsed.echo), parsed.stream);
+  if (responses_store_ && parsed.store) {
+    builder->OnDone([store = responses_store_.get(),
+                     input = std::move(parsed.input_items)](const Json& response) {
+      if (response["status"] == "completed")
+        store->Put(response["id"].get<std::string>(), input, response["output"]);
+    });
+  }
   std::vector<std::string> first;
   builder->Start(prompt->reported_prompt_tokens, &first);
   Run(frontend_,

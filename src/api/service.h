@@ -11,6 +11,7 @@
 
 #include "api/openai_request.h"
 #include "api/responder.h"
+#include "api/responses_store.h"
 #include "api/route_table.h"
 #include "serve/frontend.h"
 
@@ -22,6 +23,9 @@ struct ServiceConfig {
   // GET /v1/kv_events: where this replica publishes its KV events, for a router (a JSON object:
   // publish, resync, block_size, checkpoints_required). Empty: 404 (no events published).
   std::string kv_events_info;
+  // POST /v1/responses: how many finished responses to keep for previous_response_id and
+  // item_reference (0: none; both are then a 400).
+  size_t responses_store = 0;
 };
 
 class Service : public RequestHandler {
@@ -70,6 +74,7 @@ class Service : public RequestHandler {
   RouteTable routes_;
   std::atomic<uint64_t> next_id_{1};
   uint64_t id_salt_;
+  std::unique_ptr<ResponsesStore> responses_store_;  // null: --responses-store 0
 };
 
 }  // namespace k3::api

@@ -14,7 +14,7 @@ import { hygieneCases } from './hygiene_cases.mjs';
 import { loadClients, parseArgs, startServer } from './lib.mjs';
 import { authCases, cancellationCases, endpointCases, overloadCases, shutdownCases } from './lifecycle_cases.mjs';
 import { openaiCases } from './openai_cases.mjs';
-import { responsesCases } from './responses_cases.mjs';
+import { responsesCases, responsesStoreCases } from './responses_cases.mjs';
 import { structuredCases } from './structured_cases.mjs';
 
 // --replies full|short: how long the sampled structured-output replies may run (short under
@@ -65,6 +65,7 @@ await withServer('main', ['--max-model-len', '4096'], async (ctx) => {
   await endpointCases(check, ctx);
   await structuredCases(check, ctx);
 });
+await withServer('responses-store', ['--responses-store', '8'], (ctx) => responsesStoreCases(check, ctx));
 await withServer('cancel', [], (ctx) => cancellationCases(check, ctx));
 await hygieneCases(check, { args, sdk });
 await authCases(check, { args, sdk });

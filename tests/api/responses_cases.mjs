@@ -195,3 +195,39 @@ export async function responsesCases(check, { server, sdk, args }) {
     await status400(client.responses.create({ model: MODEL, input: 'hi', tool_choice: 'required' }), 'tool_choice');
   });
 }
+
+// Against `k3 serve --responses-store N`: previous_response_id and item_reference resolve to the
+// kept responses; a response sent with store: false is not kept.
+export async function responsesStoreCases(check, { server, sdk }) {
+  const client = new sdk.OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 300000 });
+  const callScript = K3.think('Need the tool.') + K3.tools(K3.call('get_weather', { city: 'Paris' })) + K3.end;
+  const textScript = K3.think('Got it.') + K3.response('Sunny.') + K3.end;
+  const first = (store) => client.responses.create({ model: MODEL, input: QUESTION, tools: [WEATHER], max_output_tokens: 300, k3_forced_output: callScript, store });
+
+  await check('responses store: previous_response_id continues a kept response', async () => {
+    const r1 = await first(true);
+    const call = r1.output.find((item) => item.type === 'function_call');
+    const r2 = await client.responses.create({
+      model: MODEL, previous_response_id: r1.id, tools: [WEATHER], max_output_tokens: 300, k3_forced_output: textScript,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }],
+    });
+    assert.equal(r2.output_text, 'Sunny.');
+    assert.ok(r2.usage.input_tokens > r1.usage.input_tokens, JSON.stringify([r1.usage, r2.usage]));
+  });
+
+  await check('responses store: item_reference resolves a kept output item', async () => {
+    const r1 = await first(true);
+    const call = r1.output.find((item) => item.type === 'function_call');
+    const r2 = await client.responses.create({
+      model: MODEL, tools: [WEATHER], max_output_tokens: 300, k3_forced_output: textScript,
+      input: [{ role: 'user', content: QUESTION }, ...r1.output.map((item) => ({ type: 'item_reference', id: item.id })),
+        { type: 'function_call_output', call_id: call.call_id, output: 'sunny' }],
+    });
+    assert.equal(r2.output_text, 'Sunny.');
+  });
+
+  await check('responses store: store false is not kept', async () => {
+    const r1 = await first(false);
+    await status400(client.responses.create({ model: MODEL, previous_response_id: r1.id, input: 'and?' }), 'previous_response_id');
+  });
+}
