@@ -4,6 +4,7 @@
 
 #include "api/fields.h"
 #include "api/responses_input.h"
+#include "serve/effort.h"
 
 namespace k3::api {
 namespace {
@@ -97,8 +98,9 @@ bool ResponsesToolChoice(const Json& body, Json* chat, Json* echo, ApiError* err
                   "tool_choice");
 }
 
-// reasoning.effort -> the chat effort (none turns thinking off); summary is accepted: the
-// reasoning item always carries the whole reasoning text as its summary.
+// reasoning.effort -> the chat reasoning_effort (one vocabulary for every protocol,
+// serve/effort.h); summary is accepted: the reasoning item always carries the whole reasoning
+// text as its summary.
 bool ResponsesReasoning(const Json& body, Json* chat, Json* echo, ApiError* error) {
   const Json* reasoning = Fields(body).Get("reasoning");
   (*echo)["reasoning"] = {{"effort", nullptr}, {"summary", nullptr}};
@@ -106,21 +108,13 @@ bool ResponsesReasoning(const Json& body, Json* chat, Json* echo, ApiError* erro
   if (!reasoning->is_object()) return RespFail(error, "'reasoning' must be an object", "reasoning");
   Fields f(*reasoning, "reasoning");
   std::string effort, summary;
-  if (!f.Enum("effort", {"none", "minimal", "low", "medium", "high", "xhigh"}, &effort, error) ||
+  if (!f.Enum("effort", serve::EffortNames(), &effort, error) ||
       !f.Enum("summary", {"auto", "concise", "detailed"}, &summary, error)) {
     return false;
   }
   if (!effort.empty()) (*echo)["reasoning"]["effort"] = effort;
   if (!summary.empty()) (*echo)["reasoning"]["summary"] = summary;
-  if (effort == "none") {
-    (*chat)["thinking"] = {{"type", "disabled"}};
-  } else if (effort == "minimal" || effort == "low") {
-    (*chat)["reasoning_effort"] = "low";
-  } else if (effort == "xhigh") {
-    (*chat)["reasoning_effort"] = "max";
-  } else if (!effort.empty()) {
-    (*chat)["reasoning_effort"] = effort;
-  }
+  if (!effort.empty()) (*chat)["reasoning_effort"] = effort;
   return true;
 }
 

@@ -104,11 +104,11 @@ TEST(ResponsesRequest, TextFormatAndReasoning) {
                                      "required": ["a"], "additionalProperties": false}}}})");
   ASSERT_TRUE(out.ok) << out.error.message;
   EXPECT_EQ(out.chat().response_format.type, text::chat::ResponseFormat::Type::kJsonSchema);
-  EXPECT_EQ(out.chat().thinking.effort, "low");
+  EXPECT_EQ(out.chat().thinking.effort, "minimal");  // resolved per format by serve/effort.h
   EXPECT_EQ(out.request.echo["reasoning"]["effort"], "minimal");
   Outcome off = Parse(R"({"input": "x", "reasoning": {"effort": "none"}})");
   ASSERT_TRUE(off.ok) << off.error.message;
-  EXPECT_EQ(off.chat().thinking.enabled, false);
+  EXPECT_EQ(off.chat().thinking.effort, "none");  // thinking off, by serve::ResolveThinking
 }
 
 TEST(ResponsesRequest, AcceptedStatelessFields) {
