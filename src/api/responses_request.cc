@@ -206,6 +206,23 @@ bool ResponsesScalars(const Json& body, Json* chat, Json* echo, ApiError* error)
   return true;
 }
 
+// A chat-parser error about a renamed field names the Responses field (message and param).
+void RenameChatField(ApiError* error) {
+  static const std::pair<const char*, const char*> kRenamed[] = {
+      {"max_tokens", "max_output_tokens"},
+      {"response_format.json_schema", "text.format"},
+      {"response_format", "text.format"},
+      {"reasoning_effort", "reasoning.effort"}};
+  for (const auto& [chat, responses] : kRenamed) {
+    if (!error->param.starts_with(chat)) continue;
+    error->param = responses + error->param.substr(std::string_view(chat).size());
+    for (size_t at; (at = error->message.find(chat)) != std::string::npos;) {
+      error->message.replace(at, std::string_view(chat).size(), responses);
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 bool ParseResponsesRequest(const Json& raw, const ApiOptions& options, ResponsesRequest* out,
@@ -225,7 +242,10 @@ bool ParseResponsesRequest(const Json& raw, const ApiOptions& options, Responses
     return false;
   }
   OpenAiRequest parsed;
-  if (!ParseChatRequest(chat, options, &parsed, error)) return false;
+  if (!ParseChatRequest(chat, options, &parsed, error)) {
+    RenameChatField(error);
+    return false;
+  }
   out->input_items = body["input"].is_array()
                          ? body["input"]
                          : Json::array({{{"role", "user"}, {"content", body["input"]}}});

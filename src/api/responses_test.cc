@@ -143,7 +143,9 @@ TEST(ResponsesRequest, BadBodiesAre400) {
       {R"({"input": "x", "reasoning": {"effort": "huge"}})", "reasoning.effort"},
       {R"({"input": "x", "text": {"format": {"type": "yaml"}}})", "text.format.type"},
       {R"({"input": "x", "include": ["message.output_text.logprobs"]})", "include"},
-      {R"({"input": "x", "max_output_tokens": 0})", "max_tokens"},
+      {R"({"input": "x", "max_output_tokens": 0})", "max_output_tokens"},
+      {R"({"input": "x", "text": {"format": {"type": "json_schema", "schema": {}}}})",
+       "text.format"},
       {R"({"input": "x", "metadata": 3})", "metadata"},
       {R"({"input": "x", "store": "yes"})", "store"},
   };
