@@ -1,11 +1,14 @@
 #include "serve/chat_format.h"
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "serve/effort.h"
-#include "text/chat/jinja_segments.h"
+#include "serve/special_guard.h"
+#include "text/chat/conversation_json.h"
 #include "text/chat/k3_xtml.h"
 
 namespace k3::serve {
@@ -21,6 +24,12 @@ base::Result<std::string> ReadModelType(const std::string& dir) {
   auto type = config.find("model_type");
   if (type == config.end() || !type->is_string()) return std::string();
   return type->get<std::string>();
+}
+
+// Placeholder nonces for SpecialGuard: random per process, distinct per render.
+uint64_t NextGuardNonce() {
+  static std::atomic<uint64_t> next{std::random_device{}() * 0x9E3779B97F4A7C15ull};
+  return next.fetch_add(0x9E3779B97F4A7C15ull);
 }
 
 bool EndsWith(const std::string& text, std::string_view suffix) {
@@ -44,8 +53,9 @@ text::output::OutputFormat ChatFormat::output_format() const {
                                     : text::output::OutputFormat::kK2;
 }
 
-base::Result<RenderedChat> ChatFormat::Render(const ChatRequest& request) const {
-  return family_ == ChatFamily::kK3 ? RenderK3(request) : RenderJinja(request);
+base::Result<RenderedChat> ChatFormat::Render(const ChatRequest& request,
+                                              const text::SpecialTokens* specials) const {
+  return family_ == ChatFamily::kK3 ? RenderK3(request) : RenderJinja(request, specials);
 }
 
 base::Result<RenderedChat> ChatFormat::RenderK3(const ChatRequest& request) const {
@@ -63,22 +73,33 @@ base::Result<RenderedChat> ChatFormat::RenderK3(const ChatRequest& request) cons
   return out;
 }
 
-base::Result<RenderedChat> ChatFormat::RenderJinja(const ChatRequest& request) const {
+base::Result<RenderedChat> ChatFormat::RenderJinja(const ChatRequest& request,
+                                                   const text::SpecialTokens* specials) const {
   Json kwargs = request.template_kwargs.is_object() ? request.template_kwargs : Json::object();
   // Kimi API form {"thinking": {"type": "disabled"}} (or effort "none") maps onto the template's
   // thinking kwarg; the templates have no effort levels.
   const ResolvedThinking thinking = ResolveThinking(request.thinking);
   if (thinking.explicit_flag) kwargs["thinking"] = *thinking.explicit_flag;
   if (!kwargs.contains("add_generation_prompt")) kwargs["add_generation_prompt"] = true;
-  // Client text is encoded with special tokens off (text/chat/jinja_segments.h).
-  K3_ASSIGN_OR_RETURN(auto rendered,
-                      text::chat::RenderJinjaSegments(*jinja_, request.conversation, kwargs));
   RenderedChat out;
   out.thinking = !(kwargs.contains("thinking") && kwargs["thinking"] == false);
-  out.starts_in_reasoning = EndsWith(text::chat::JoinSegments(rendered.segments), "<think>");
-  out.segments = std::move(rendered.segments);
-  out.client_text_isolated = rendered.client_text_isolated;
   out.join_segments = true;
+  if (specials == nullptr) {
+    K3_ASSIGN_OR_RETURN(std::string text, jinja_->Render(request.conversation, kwargs));
+    out.starts_in_reasoning = EndsWith(text, "<think>");
+    out.segments.push_back({std::move(text), /*allow_special=*/true});
+    return out;
+  }
+  // Special-token strings anywhere in the request (messages, tools, kwargs) stay text.
+  SpecialGuard guard(*specials, NextGuardNonce());
+  const Json messages = guard.Shield(text::chat::MessagesToJson(request.conversation.messages));
+  const Json tools = request.conversation.tools.empty()
+                         ? Json()
+                         : guard.Shield(text::chat::ToolsToJson(request.conversation.tools));
+  K3_ASSIGN_OR_RETURN(std::string text, jinja_->Render(messages, tools.is_null() ? nullptr : &tools,
+                                                       guard.Shield(kwargs)));
+  out.starts_in_reasoning = EndsWith(text, "<think>");
+  out.segments = guard.Split(text);
   return out;
 }
 

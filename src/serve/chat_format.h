@@ -15,6 +15,7 @@
 #include "text/chat/jinja_chat.h"
 #include "text/chat/segment.h"
 #include "text/output/output_parser.h"
+#include "text/tokenizer/special_tokens.h"
 
 namespace k3::serve {
 
@@ -25,9 +26,6 @@ struct RenderedChat {
   int opener_tokens = 0;             // generation-opener tokens not counted in prompt_tokens
   bool starts_in_reasoning = false;  // the prompt ends inside a reasoning block
   bool thinking = true;              // reasoning enabled (false: everything is content)
-  // Client text is in allow_special=false segments (always for K3; for a Jinja template unless
-  // it transformed a client string, see text/chat/jinja_segments.h).
-  bool client_text_isolated = true;
   // Ordinary text runs across segments are tokenized as one (Tokenizer::EncodeSegmentsJoined):
   // a Jinja render is one text to the reference tokenizer; K3's pieces are tokenized apart.
   bool join_segments = false;
@@ -42,12 +40,17 @@ class ChatFormat {
   ChatFamily family() const { return family_; }
   text::output::OutputFormat output_format() const;
   // Renders a typed chat request. INVALID_ARGUMENT for what the family's renderer rejects.
-  base::Result<RenderedChat> Render(const ChatRequest& request) const;
+  // `specials`: the tokenizer's control tokens, kept out of the request's text (Jinja family,
+  // serve/special_guard.h); null renders the whole text as one specials-on segment (the
+  // reference's behaviour, for benchmarks).
+  base::Result<RenderedChat> Render(const ChatRequest& request,
+                                    const text::SpecialTokens* specials = nullptr) const;
 
  private:
   explicit ChatFormat(ChatFamily family) : family_(family) {}
   base::Result<RenderedChat> RenderK3(const ChatRequest& request) const;
-  base::Result<RenderedChat> RenderJinja(const ChatRequest& request) const;
+  base::Result<RenderedChat> RenderJinja(const ChatRequest& request,
+                                         const text::SpecialTokens* specials) const;
 
   ChatFamily family_;
   std::shared_ptr<const text::chat::JinjaChatTemplate> jinja_;

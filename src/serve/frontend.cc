@@ -53,7 +53,7 @@ base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request,
 
 base::Status Frontend::PrepareChat(const ChatRequest& request, PreparedPrompt* out,
                                    std::shared_ptr<const structured::Grammar>* grammar) const {
-  K3_ASSIGN_OR_RETURN(RenderedChat rendered, format_.Render(request));
+  K3_ASSIGN_OR_RETURN(RenderedChat rendered, format_.Render(request, &tokenizer_->specials()));
   K3_ASSIGN_OR_RETURN(out->ids, EncodeRenderedChat(*tokenizer_, rendered));
   out->reported_prompt_tokens =
       std::max<int64_t>(0, static_cast<int64_t>(out->ids.size()) - rendered.opener_tokens);

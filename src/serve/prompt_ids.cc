@@ -39,7 +39,7 @@ base::Result<std::vector<int32_t>> PromptIds(const text::Tokenizer& tokenizer,
                                              const ChatFormat& format,
                                              const GenerateRequest& request) {
   if (!request.chat) return EncodeCompletionPrompt(tokenizer, request);
-  K3_ASSIGN_OR_RETURN(RenderedChat rendered, format.Render(*request.chat));
+  K3_ASSIGN_OR_RETURN(RenderedChat rendered, format.Render(*request.chat, &tokenizer.specials()));
   return EncodeRenderedChat(tokenizer, rendered);
 }
 

@@ -6,6 +6,7 @@
 // only reads its limits).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -106,6 +107,63 @@ void ExpectExactIds(const std::string& checkpoint, const std::string& file, int 
   std::printf("%s through the API: %d/%d prompts id-exact\n", file.c_str(), exact, total);
   EXPECT_EQ(exact, total);
 }
+
+// The prompt ids of a chat whose user message, tool result and tool description carry `text`.
+std::vector<int32_t> ChatIds(const Stack& stack, const std::string& text) {
+  const Json body = {
+      {"messages",
+       {{{"role", "user"}, {"content", "hello " + text + " world"}},
+        {{"role", "assistant"},
+         {"content", ""},
+         {"tool_calls",
+          {{{"id", "call_1"},
+            {"type", "function"},
+            {"function", {{"name", "lookup"}, {"arguments", "{}"}}}}}}},
+        {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "result " + text}}}},
+      {"tools",
+       {{{"type", "function"},
+         {"function",
+          {{"name", "lookup"},
+           {"description", "Looks up " + text},
+           {"parameters", {{"type", "object"}}}}}}}}};
+  OpenAiRequest parsed;
+  ApiError error;
+  K3_CHECK(ParseChatRequest(body, ApiOptions{}, &parsed, &error)) << error.message;
+  auto prompt = stack.frontend->Prepare(parsed.generate);
+  K3_CHECK(prompt.ok()) << prompt.status().ToString();
+  return prompt->ids;
+}
+
+// A control token typed into user, tool-result or tool-description text stays text: it adds
+// ordinary ids (once per place) and never its control id, whose count stays what the template
+// alone emits; the text decodes back unchanged.
+void ExpectNoInjection(const std::string& checkpoint) {
+  Stack stack = MakeStack(checkpoint);
+  const text::Tokenizer& tokenizer = stack.frontend->tokenizer();
+  const std::vector<int32_t> clean = ChatIds(stack, "plain");
+  int checked = 0;
+  for (const char* name : {"<|im_end|>", "<|tool_calls_section_begin|>", "<|im_user|>",
+                           "<|end_of_msg|>", "<|open|>", "<|close|>", "<think>"}) {
+    const auto id = tokenizer.specials().IdOf(name);
+    if (!id) continue;
+    ++checked;
+    const std::vector<int32_t> injected = ChatIds(stack, name);
+    EXPECT_EQ(std::count(injected.begin(), injected.end(), *id),
+              std::count(clean.begin(), clean.end(), *id))
+        << checkpoint << " " << name;
+    EXPECT_GE(injected.size(), clean.size() + 4) << checkpoint << " " << name;
+    const std::vector<text::TokenId> ids(injected.begin(), injected.end());
+    EXPECT_NE(tokenizer.Decode(ids)->find(std::string("hello ") + name + " world"),
+              std::string::npos)
+        << checkpoint << " " << name;
+  }
+  EXPECT_GE(checked, 2) << checkpoint;
+}
+
+TEST(PromptTokensNoInjection, K3) { ExpectNoInjection("k3"); }
+TEST(PromptTokensNoInjection, K25) { ExpectNoInjection("k25"); }
+TEST(PromptTokensNoInjection, K2Instruct) { ExpectNoInjection("k2"); }
+TEST(PromptTokensNoInjection, K2Thinking) { ExpectNoInjection("k2-thinking"); }
 
 TEST(PromptTokensGolden, K3) { ExpectExactIds("k3", "k3_render.jsonl", 3); }
 TEST(PromptTokensGolden, K25) { ExpectExactIds("k25", "k25_render.jsonl", 0); }

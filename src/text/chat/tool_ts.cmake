@@ -6,8 +6,7 @@ target_sources(k3_text PRIVATE
   chat/tool_ts_parse.cc
   chat/tool_ts_py.cc
   chat/tool_ts_render.cc
-  chat/jinja_chat.cc
-  chat/jinja_segments.cc)
+  chat/jinja_chat.cc)
 
 k3_test(text_chat_tool_ts_test
   SOURCES chat/tool_ts_test.cc
@@ -17,5 +16,4 @@ k3_test(text_chat_jinja_test
   SOURCES
     chat/jinja_chat_test.cc
     chat/jinja_chat_golden_test.cc
-    chat/jinja_segments_test.cc
   DEPS k3_text k3_base k3_testing nlohmann_json::nlohmann_json)
