@@ -33,3 +33,11 @@ if [ ! -d tools/peers/node_modules ] || [ tools/peers/package-lock.json -nt tool
   echo "== installing npm peers (tools/peers)"
   npm ci --prefix tools/peers --no-audit --no-fund --loglevel=error
 fi
+
+# The agent clients of tests/agents (Codex CLI, Claude Code, opencode, AI SDK). Their lock holds
+# platform-specific optional packages, which `npm ci` may refuse on another platform.
+if [ ! -d tests/agents/node_modules ] || [ tests/agents/package-lock.json -nt tests/agents/node_modules ]; then
+  echo "== installing agent clients (tests/agents)"
+  npm ci --prefix tests/agents --no-audit --no-fund --loglevel=error ||
+    npm install --prefix tests/agents --no-audit --no-fund --loglevel=error
+fi

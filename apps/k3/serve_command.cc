@@ -38,6 +38,7 @@ struct ServeFlags {
   int drain_timeout = 30;
   std::string sampling_policy = "open";
   bool scripted_output = false;
+  std::string script_file;       // scripted outputs for chat requests (serve/output_script.h)
   std::string signing_key_file;  // thinking-signature key (empty: random per start)
   std::shared_ptr<const api::ThinkingSigner> signer;  // set by CheckFlags
   size_t responses_store = 0;  // finished /v1/responses kept for previous_response_id
@@ -204,6 +205,11 @@ int Serve(ServeFlags& f) {
   serve::FrontendConfig frontend_config;
   frontend_config.model_name = ServedModelName(f, *dir);
   frontend_config.max_pending_requests = f.max_pending;
+  if (!f.script_file.empty()) {
+    auto script = serve::OutputScript::FromFile(f.script_file);
+    if (!script.ok()) return fail(script.status());
+    frontend_config.script = std::make_shared<serve::OutputScript>(std::move(script).value());
+  }
   serve::Frontend frontend(std::move(tokenizer).value(), std::move(format).value(), engine->get(),
                            frontend_config);
   api::Service service(&frontend,
@@ -259,6 +265,9 @@ CommandFn AddServeCommand(CLI::App& app) {
   app.add_flag("--scripted-output", f->scripted_output,
                "Accept the test-only request field k3_forced_output (the model runs, its tokens "
                "are replaced by the script); for API tests and demos");
+  app.add_option("--script-file", f->script_file,
+                 "Testing aid: JSON/JSONL rules whose outputs (text, tool calls) replace sampling "
+                 "for the chat requests they match, through the real parser (docs/frontend.md)");
   app.add_option("--signing-key-file", f->signing_key_file,
                  "Key for the signatures of Anthropic thinking blocks (default: random per start; "
                  "replicas behind one router need the same file)");

@@ -46,7 +46,14 @@ base::Result<PreparedPrompt> Frontend::Prepare(const GenerateRequest& request,
   } else {
     K3_RETURN_IF_ERROR(PrepareCompletion(request, &out));
   }
-  K3_RETURN_IF_ERROR(FitContext(request, &out, overflow));
+  std::string forced = request.forced_output;
+  if (config_.script && request.chat && forced.empty()) {
+    if (const ScriptRule* rule = config_.script->Select(*request.chat)) {
+      forced = OutputScript::Render(*rule, out.parser);
+      grammar = nullptr;  // the script is the output; a grammar could not follow it
+    }
+  }
+  K3_RETURN_IF_ERROR(FitContext(request, forced, &out, overflow));
   out.sampling.grammar = std::move(grammar);
   return out;
 }
@@ -77,8 +84,8 @@ base::Status Frontend::PrepareCompletion(const GenerateRequest& request,
   return base::Status::Ok();
 }
 
-base::Status Frontend::FitContext(const GenerateRequest& request, PreparedPrompt* out,
-                                  ContextOverflow* overflow) const {
+base::Status Frontend::FitContext(const GenerateRequest& request, const std::string& forced,
+                                  PreparedPrompt* out, ContextOverflow* overflow) const {
   const int64_t limit = max_model_len();
   const auto prompt = static_cast<int64_t>(out->ids.size());
   if (prompt == 0) return base::InvalidArgument("the prompt is empty");
@@ -89,10 +96,9 @@ base::Status Frontend::FitContext(const GenerateRequest& request, PreparedPrompt
     return base::InvalidArgument(OpenAiContextMessage(*over));
   }
   out->sampling = request.sampling;
-  if (!request.forced_output.empty()) {
-    K3_ASSIGN_OR_RETURN(auto forced,
-                        tokenizer_->Encode(request.forced_output, text::SpecialMode::kAll));
-    out->sampling.forced_tokens = ToEngineIds(forced);
+  if (!forced.empty()) {
+    K3_ASSIGN_OR_RETURN(auto forced_ids, tokenizer_->Encode(forced, text::SpecialMode::kAll));
+    out->sampling.forced_tokens = ToEngineIds(forced_ids);
     const int32_t eos = engine_->info().eos_token_id;
     if (eos >= 0) out->sampling.forced_tokens.push_back(eos);
   }

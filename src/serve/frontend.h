@@ -16,6 +16,7 @@
 #include "serve/generate_request.h"
 #include "serve/generation.h"
 #include "serve/metrics.h"
+#include "serve/output_script.h"
 #include "text/tokenizer/tokenizer.h"
 
 namespace k3::serve {
@@ -25,6 +26,8 @@ struct FrontendConfig {
   // Requests admitted and not finished; more are refused with RESOURCE_EXHAUSTED (HTTP 429),
   // so an overloaded server answers at once instead of hanging.
   int64_t max_pending_requests = 4096;
+  // `k3 serve --script-file`: chat requests a rule matches get its scripted output (testing aid).
+  std::shared_ptr<const OutputScript> script;
 };
 
 class Frontend {
@@ -57,8 +60,9 @@ class Frontend {
   base::Status PrepareChat(const ChatRequest& request, PreparedPrompt* out,
                            std::shared_ptr<const structured::Grammar>* grammar) const;
   base::Status PrepareCompletion(const GenerateRequest& request, PreparedPrompt* out) const;
-  base::Status FitContext(const GenerateRequest& request, PreparedPrompt* out,
-                          ContextOverflow* overflow) const;
+  // `forced`: text that replaces sampling (k3_forced_output or a script rule); "" = none.
+  base::Status FitContext(const GenerateRequest& request, const std::string& forced,
+                          PreparedPrompt* out, ContextOverflow* overflow) const;
 
   std::unique_ptr<text::Tokenizer> tokenizer_;
   ChatFormat format_;
