@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { startServer } from '../api/lib.mjs';
-import { DONE, MARKER, runAiSdk, runOpencode, scriptRules } from './clients.mjs';
+import { DONE, MARKER, runAiSdk, runClaude, runCodex, runOpencode, scriptRules } from './clients.mjs';
 import { startProxy } from './proxy.mjs';
 
 const CLIENT_TIMEOUT_MS = 60000;
@@ -33,9 +33,18 @@ const CAPABILITIES = [
   { path: '/v1/messages/count_tokens', name: 'Anthropic token counting (POST /v1/messages/count_tokens)' },
 ];
 
-// Judges one client's run from its requests. Returns {verdict: PASS|FAIL|SKIP, why}.
+// Judges one client's run from its requests. Returns {verdict: PASS|FAIL|SKIP, why}. A HEAD
+// answered with a body (a known gap, issue 19) makes a passing loop a SKIP.
 function judge(client, run, records, dir) {
+  const heads = records.filter((r) => r.method === 'HEAD' && r.status === 502);
+  const result = judgeLoop(client, run, records.filter((r) => !heads.includes(r)), dir);
+  if (heads.length === 0 || result.verdict !== 'PASS') return result;
+  return { verdict: 'SKIP', why: `the tool loop passed, but the server answers HEAD with a body (HEAD ${heads[0].path}: ${heads[0].response.slice(0, 100)})` };
+}
+
+function judgeLoop(client, run, records, dir) {
   const bad = records.filter((r) => r.status >= 400 && r.status < 500);
+  const broken = records.filter((r) => r.status === 502);
   const missing = bad.filter((r) => r.status === 404 && r.method === 'POST');
   for (const cap of CAPABILITIES) {
     if (missing.some((r) => r.path.split('?')[0] === cap.path)) {
@@ -45,6 +54,10 @@ function judge(client, run, records, dir) {
   if (bad.length > 0) {
     const r = bad[0];
     return { verdict: 'FAIL', why: `${r.method} ${r.path} -> ${r.status}: ${r.response.slice(0, 400)}` };
+  }
+  if (broken.length > 0) {
+    const r = broken[0];
+    return { verdict: 'FAIL', why: `${r.method} ${r.path}: malformed response (${r.response.slice(0, 200)})` };
   }
   if (run.timedOut) return { verdict: 'FAIL', why: `timed out after ${CLIENT_TIMEOUT_MS} ms` };
   if (run.code !== 0) return { verdict: 'FAIL', why: `exit code ${run.code}` };
@@ -65,6 +78,8 @@ const CLIENTS = [
   { name: 'opencode', run: runOpencode },
   { name: 'ai-sdk-chat', inProcess: true, run: (o) => runAiSdk({ ...o, mode: 'chat' }) },
   { name: 'ai-sdk-responses', inProcess: true, run: (o) => runAiSdk({ ...o, mode: 'responses' }) },
+  { name: 'codex', run: runCodex },
+  { name: 'claude', run: runClaude },
 ];
 
 // The agents' first requests (system prompt + tool schemas) are far above the demo's former

@@ -116,7 +116,9 @@ export async function runCodex({ url, dir, timeoutMs }) {
     ].join('\n'),
   );
   const env = { ...baseEnv(home), CODEX_HOME: codexHome, K3_API_KEY: 'k3-test' };
-  const args = ['exec', '--skip-git-repo-check', '--sandbox', 'workspace-write', '-C', dir, PROMPT];
+  // No sandbox: the only command is the script's own, in this temp dir (Linux sandboxes need user
+  // namespaces that CI containers may not have).
+  const args = ['exec', '--skip-git-repo-check', '--sandbox', 'danger-full-access', '-C', dir, PROMPT];
   return runBounded(bin('codex'), args, { env, cwd: dir, timeoutMs });
 }
 
@@ -133,7 +135,11 @@ export async function runClaude({ url, dir, timeoutMs }) {
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     CLAUDE_CODE_MAX_RETRIES: '0',
   };
-  const args = ['-p', PROMPT, '--allowedTools', 'Bash', '--permission-mode', 'bypassPermissions', '--max-turns', '4'];
+  // --allowedTools lets Bash run without a prompt (bypassPermissions is refused as root).
+  // --bare, a short system prompt and only the Bash tool keep the first request small enough
+  // for the CPU demo to prefill within the time bound (the full prompt is ~26K tokens).
+  const args = ['-p', PROMPT, '--bare', '--system-prompt', 'You are a coding agent under test.',
+    '--tools', 'Bash', '--allowedTools', 'Bash', '--max-turns', '4'];
   return runBounded(bin('claude'), args, { env, cwd: dir, timeoutMs });
 }
 
@@ -150,6 +156,9 @@ export async function runOpencode({ url, dir, timeoutMs }) {
       model: 'k3/k3-demo',
       small_model: 'k3/k3-demo',
       permission: { bash: 'allow', edit: 'allow', webfetch: 'deny' },
+      // Only the bash tool and a short prompt: a smaller first request for the CPU demo.
+      tools: { bash: true, read: false, write: false, edit: false, list: false, glob: false, grep: false, patch: false, todowrite: false, todoread: false, webfetch: false, task: false },
+      agent: { build: { prompt: 'You are a coding agent under test.' } },
       provider: {
         k3: {
           npm: '@ai-sdk/openai-compatible',

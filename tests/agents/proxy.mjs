@@ -11,7 +11,7 @@ export async function startProxy(targetUrl) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const record = { method: req.method, path: req.url, status: 0, body: body.toString('utf8'), response: '' };
+      const record = { method: req.method, path: req.url, status: 0, body: body.toString('utf8'), response: '', start: Date.now(), ms: 0 };
       records.push(record);
       const upstream = http.request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
@@ -21,13 +21,17 @@ export async function startProxy(targetUrl) {
           up.on('data', (c) => {
             if (up.statusCode >= 400 && record.response.length < 2000) record.response += c.toString('utf8');
           });
+          up.on('end', () => (record.ms = Date.now() - record.start));
           up.pipe(res);
         },
       );
+      // A malformed upstream response (e.g. a body after a HEAD answer) reaches the client as a
+      // broken connection and is recorded as status 502.
       upstream.on('error', (e) => {
         record.status = 502;
         record.response = String(e);
-        res.writeHead(502).end(String(e));
+        if (res.headersSent) res.destroy();
+        else res.writeHead(502).end(String(e));
       });
       upstream.end(body);
     });
