@@ -132,9 +132,9 @@ TEST_F(ServiceRoutes, UnknownAndRouterOnlyPathsAre404InThePathsDialect) {
     EXPECT_EQ(answer.status, 404) << path;
     EXPECT_EQ(ShapeOf(answer), dialect) << path;
   }
-  EXPECT_NE(Call("GET", "/metrics")
-                .body.find("k3_requests_total{endpoint=\"other\",status=\"404\"}"),
-            std::string::npos);
+  EXPECT_NE(
+      Call("GET", "/metrics").body.find("k3_requests_total{endpoint=\"other\",status=\"404\"}"),
+      std::string::npos);
 }
 
 TEST_F(ServiceRoutes, TheKeyGuardsAllButTheOpenRoutes) {
