@@ -8,16 +8,10 @@
 
 #include "structured/frame_internal.h"
 #include "structured/string_dfa.h"
+#include "structured/string_lexer.h"
 
 namespace k3::structured {
 namespace {
-
-int HexValue(uint8_t c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Code points a \u escape with `digits` hex digits of value `hex` so far can still spell
 // (through a surrogate pair when it is a high surrogate).
@@ -119,7 +113,7 @@ StepResult StepDfaString(const Grammar& g, Frame& f, uint8_t c) {
       if (out == StringLexer::kChar) return Take(dfa, f, ShortEscape(c));
       return MakeStep(StepKind::kConsume);  // \u: checked as its digits come
     case StringLexer::kHex: {
-      const uint32_t v = before.hex * 16u + static_cast<uint32_t>(HexValue(c));
+      const uint32_t v = before.hex * 16u + static_cast<uint32_t>(HexDigitValue(c));
       if (out == StringLexer::kChar) return Take(dfa, f, v);
       if (before.digits == 3) {  // a high surrogate: the pair's low half follows
         f.d = v;
@@ -133,7 +127,7 @@ StepResult StepDfaString(const Grammar& g, Frame& f, uint8_t c) {
     case StringLexer::kLowU:
       return MakeStep(StepKind::kConsume);
     case StringLexer::kLowHex: {
-      const uint32_t v = before.hex * 16u + static_cast<uint32_t>(HexValue(c));
+      const uint32_t v = before.hex * 16u + static_cast<uint32_t>(HexDigitValue(c));
       const auto high = static_cast<uint32_t>(f.d);
       if (out == StringLexer::kChar)
         return Take(dfa, f, 0x10000 + ((high - 0xD800) << 10) + v - 0xDC00);

@@ -1,16 +1,6 @@
 #include "structured/string_lexer.h"
 
 namespace k3::structured {
-namespace {
-
-int HexValue(uint8_t c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 StringLexer::Outcome StringLexer::StartChar(uint8_t c) {
   if (c == '"') return kClose;
@@ -40,7 +30,7 @@ StringLexer::Outcome StringLexer::StartChar(uint8_t c) {
 }
 
 StringLexer::Outcome StringLexer::HexDigit(uint8_t c, bool canonical) {
-  const int v = HexValue(c);
+  const int v = HexDigitValue(c);
   if (v < 0) return kReject;
   const bool low = mode == kLowHex;
   if (canonical) {
@@ -114,6 +104,13 @@ StringLexer::Outcome StringLexer::StepRaw(uint8_t c, bool canonical) {
       return kPartial;
   }
   return kReject;
+}
+
+int HexDigitValue(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
 }  // namespace k3::structured

@@ -42,4 +42,7 @@ struct StringLexer {
 };
 static_assert(sizeof(StringLexer) == 8);
 
+// The value of a hex digit (0-9, a-f, A-F), or -1.
+int HexDigitValue(uint8_t c);
+
 }  // namespace k3::structured
