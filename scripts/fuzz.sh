@@ -113,7 +113,12 @@ PY
 printf '"\\"%s\\""\n' type properties required additionalProperties items enum const anyOf oneOf \
   '$ref' '$defs' definitions minLength maxLength minItems maxItems minimum maximum \
   exclusiveMinimum exclusiveMaximum object array string integer number boolean null \
+  pattern format prefixItems minProperties maxProperties allOf date-time date time duration \
+  email hostname ipv4 ipv6 uri uuid \
   >"$build/fuzz-seeds/structured.dict"
+# Pattern pieces (the ECMA-262 subset compiled to automata): classes, escapes, quantifiers.
+printf '"%s"\n' '[a-z]' '[^0-9]' '\\d' '\\w' '\\s' '{2,5}' '(a|b)' '^' '$' '(?=' '\\1' \
+  >>"$build/fuzz-seeds/structured.dict"
 printf '"%s"\n' '#/$defs/' '\\ud83d\\ude00' '\\udc00' '\\u0000' '\\u001f' '1e308' '-0.0' \
   >>"$build/fuzz-seeds/structured.dict"
 
