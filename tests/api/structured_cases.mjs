@@ -159,10 +159,10 @@ export async function structuredCases(check, { server, sdk, args }) {
     validateWithJsonschema(records, work, 'response_format');
   });
 
-  await check('structured: an unsupported schema keyword is a 400 naming it', async () => {
+  await check('structured: an unsupported schema keyword or pattern construct is a 400 naming it', async () => {
     await assert.rejects(
-      client.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 5, response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^a' } } } } } }),
-      (e) => e.status === 400 && /pattern/.test(e.message));
+      client.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 5, response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^(?=a)b' } } } } } }),
+      (e) => e.status === 400 && /pattern/.test(e.message) && /lookahead/.test(e.message));
     await assert.rejects(
       client.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 5, tools: [{ type: 'function', function: { name: 'f', strict: true, parameters: { type: 'object', properties: { n: { type: 'number', multipleOf: 2 } } } } }] }),
       (e) => e.status === 400 && /multipleOf/.test(e.message) && /tools\[0\]/.test(e.message));
