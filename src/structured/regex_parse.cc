@@ -2,6 +2,7 @@
 // as two sets — `sure`, what every engine we follow matches, and `hull`, what some engine may
 // match — so that negation stays on the safe side: not(sure, hull) = (¬hull, ¬sure). A pattern's
 // automaton uses `sure`.
+#include <algorithm>
 #include <string>
 
 #include "structured/regex_ast.h"
