@@ -36,10 +36,10 @@ fi
 
 # The agent clients of tests/agents (Codex CLI, Claude Code, opencode, AI SDK), pinned by the lock.
 # `npm ci` refuses that lock (opencode's per-platform optional packages are not all in it), so
-# `npm install`, which still follows the pinned versions. No install scripts: they only copy or
-# link the per-platform native binary over a launcher stub that finds it by itself (npm 11 skips
-# them by default too), and the test runs the clients this way.
+# `npm install`, which still follows the pinned versions. Install scripts must run: opencode's and
+# Claude Code's put the per-platform native binary (an optional dependency from the registry) in
+# place of their launcher stubs; without them both CLIs exit 1.
 if [ ! -d tests/agents/node_modules ] || [ tests/agents/package-lock.json -nt tests/agents/node_modules ]; then
   echo "== installing agent clients (tests/agents)"
-  npm install --prefix tests/agents --ignore-scripts --no-audit --no-fund --loglevel=error
+  npm install --prefix tests/agents --no-audit --no-fund --loglevel=error
 fi
