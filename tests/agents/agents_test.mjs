@@ -84,27 +84,11 @@ const CLIENTS = [
   { name: 'claude', run: runClaude },
 ];
 
-// The agents' first requests (system prompt + tool schemas) are far above the demo's former
-// 4,096-token context. Asks for 128K; where the demo checkpoint still caps it, serves a copy of
-// the demo whose config.json allows 128K positions (the architecture has no positional limit).
-async function startLongServer(k3, work, scriptFile) {
+// The agents' first requests (system prompt + tool schemas) need far more than 4K tokens: the
+// demo checkpoint declares 128K positions, and the cache is sized to hold them.
+function startLongServer(k3, work, scriptFile) {
   const args = ['--script-file', scriptFile, '--max-model-len', '131072', '--cache-memory', '2GiB'];
-  try {
-    return await startServer({ k3, work, name: 'server', args });
-  } catch (e) {
-    if (!/exceeds what the model and cache allow/.test(String(e))) throw e;
-  }
-  const demo = path.join(work, 'cache', 'k3serve', 'demo-v2');
-  const copy = path.join(work, 'demo-128k');
-  fs.mkdirSync(copy, { recursive: true });
-  for (const name of fs.readdirSync(demo)) {
-    if (name !== 'config.json') fs.symlinkSync(path.join(demo, name), path.join(copy, name));
-  }
-  const config = JSON.parse(fs.readFileSync(path.join(demo, 'config.json'), 'utf8'));
-  config.text_config.max_position_embeddings = 131072;
-  fs.writeFileSync(path.join(copy, 'config.json'), JSON.stringify(config, null, 1));
-  console.log('note: the demo checkpoint caps the context below 128K; serving a copy that allows 128K');
-  return startServer({ k3, work, name: 'server', args: [...args, '--model', copy, '--served-model-name', 'k3-demo'] });
+  return startServer({ k3, work, name: 'server', args });
 }
 
 async function main() {
