@@ -27,6 +27,7 @@
 #include "structured/grammar.h"
 #include "structured/matcher.h"
 #include "structured/schema.h"
+#include "structured/string_dfa.h"
 #include "structured/token_set.h"
 #include "structured/vocabulary.h"
 
@@ -121,8 +122,9 @@ size_t CodePoints(const std::string& utf8) {
   return n;
 }
 
-// Whether `value` matches `node` of `graph` (the meaning documented in schema.h). Only used on
-// texts the matcher accepted, so a false here is a matcher (or compiler) bug.
+// Whether `value` matches `node` of `graph` (the meaning documented in schema.h: prefix items,
+// property counts, string automata included). Only used on texts the matcher accepted, so a false
+// here is a matcher (or compiler) bug.
 bool Matches(const st::SchemaGraph& graph, int32_t index, const Json& value, int depth = 0) {
   K3_CHECK(depth < 10000) << "runaway recursion";
   const st::SchemaNode& node = graph.nodes[static_cast<size_t>(index)];
@@ -147,8 +149,11 @@ bool Matches(const st::SchemaGraph& graph, int32_t index, const Json& value, int
       return node.types & st::kBoolean;
     case Json::value_t::string: {
       if (!(node.types & st::kString)) return false;
-      const auto n = static_cast<int64_t>(CodePoints(value.get_ref<const std::string&>()));
-      return n >= node.min_length && (node.max_length < 0 || n <= node.max_length);
+      const std::string& text = value.get_ref<const std::string&>();
+      const auto n = static_cast<int64_t>(CodePoints(text));
+      if (n < node.min_length || (node.max_length >= 0 && n > node.max_length)) return false;
+      return node.string_dfa < 0 ||
+             graph.dfas[static_cast<size_t>(node.string_dfa)].Matches(st::DecodeUtf8(text));
     }
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
@@ -164,13 +169,18 @@ bool Matches(const st::SchemaGraph& graph, int32_t index, const Json& value, int
       if (!(node.types & st::kArray)) return false;
       const auto n = static_cast<int64_t>(value.size());
       if (n < node.min_items || (node.max_items >= 0 && n > node.max_items)) return false;
-      for (const Json& item : value) {
-        if (!Matches(graph, node.items, item, depth + 1)) return false;
+      for (int64_t i = 0; i < n; ++i) {
+        if (!Matches(graph, node.ItemNode(i), value[static_cast<size_t>(i)], depth + 1)) {
+          return false;
+        }
       }
       return true;
     }
     case Json::value_t::object: {
       if (!(node.types & st::kObject)) return false;
+      const auto count = static_cast<int64_t>(value.size());
+      if (count < node.min_properties) return false;
+      if (node.max_properties >= 0 && count > node.max_properties) return false;
       for (const auto& p : node.properties) {
         const std::string key = Json::parse("\"" + p.key + "\"").get<std::string>();
         if (p.required && !value.contains(key)) return false;
