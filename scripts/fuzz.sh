@@ -16,6 +16,9 @@ set -euo pipefail
 seconds="${1:-20}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# ccache keys on paths relative to the checkout, so another clone of the same commit (CI's) reuses
+# this one's objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 build="$root/build/fuzz"
 shared="${K3_SHARED_DIR:-$root/../shared}"
 export K3_SHARED_DIR="$shared"

@@ -40,6 +40,7 @@ struct BenchModelFlags {
   bool compare_bf16 = true;
   size_t threads = 0;
   std::string gemm_precision = "fp32";
+  std::string expert_activations = "fp32";
 };
 
 double Seconds(Clock::time_point since) {
@@ -56,6 +57,8 @@ int64_t MatrixBytes(const model::WeightMatrix& w) {
       return n * 2;
     case kernels::WeightFormat::kMxfp4:
       return n / 2 + n / 32;
+    case kernels::WeightFormat::kInt4:
+      return n / 2 + n / 16;
     case kernels::WeightFormat::kFp8Block:
       return n + n / (w.block * w.block) * 4;
   }
@@ -294,9 +297,12 @@ int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::Thre
 }
 
 int RunBenchModel(const BenchModelFlags& f) {
-  if (auto s = ApplyGemmPrecision(f.gemm_precision); !s.ok()) {
-    K3_LOG(kError) << s.ToString();
-    return 2;
+  for (auto s :
+       {ApplyGemmPrecision(f.gemm_precision), ApplyExpertActivations(f.expert_activations)}) {
+    if (!s.ok()) {
+      K3_LOG(kError) << s.ToString();
+      return 2;
+    }
   }
   base::ThreadPool pool(f.threads);
   const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
@@ -354,6 +360,7 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
   app.add_flag("!--no-bf16-compare", f->compare_bf16, "Skip the MXFP4 vs BF16 expert comparison");
   app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
   AddGemmPrecisionFlag(app, &f->gemm_precision);
+  AddExpertActivationsFlag(app, &f->expert_activations);
   return [f, batches, prefill]() {
     f->batches = ParseList(*batches);
     f->prefill = ParseList(*prefill);

@@ -45,10 +45,34 @@ base::Status ApplyGemmPrecision(const std::string& name) {
   return base::Status::Ok();
 }
 
+base::Status ApplyExpertActivations(const std::string& name) {
+  if (name == "fp32") {
+    kernels::SetFourBitActivations(kernels::FourBitActivations::kFp32);
+  } else if (name == "int8") {
+    kernels::SetFourBitActivations(kernels::FourBitActivations::kInt8);
+    if (!kernels::MatMulHasInt8Dot()) {
+      K3_LOG(kWarning) << "--expert-activations int8: this CPU has no AVX512-VNNI; 4-bit expert "
+                          "products stay FP32";
+    }
+  } else {
+    return base::InvalidArgument("--expert-activations must be fp32 or int8, not '" + name + "'");
+  }
+  return base::Status::Ok();
+}
+
 base::Status EngineFlags::Finish() {
   K3_ASSIGN_OR_RETURN(config.cache_memory_bytes, ParseByteSize(cache_memory));
   config.enable_prefix_caching = !no_prefix_caching;
+  K3_RETURN_IF_ERROR(ApplyExpertActivations(expert_activations));
   return ApplyGemmPrecision(gemm_precision);
+}
+
+void AddExpertActivationsFlag(CLI::App& app, std::string* value) {
+  app.add_option("--expert-activations", *value,
+                 "fp32, or int8: decode-regime products of 4-bit (MXFP4/INT4) expert weights with "
+                 "activations quantised to int8 per 32 (AVX512-VNNI dots; error <= 1/254 of "
+                 "sum |x w| per block, see docs/model.md)")
+      ->capture_default_str();
 }
 
 void AddGemmPrecisionFlag(CLI::App& app, std::string* value) {
@@ -79,6 +103,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
       ->capture_default_str();
   app.add_flag("--no-prefix-caching", f->no_prefix_caching, "Never reuse cached prefixes");
   AddGemmPrecisionFlag(app, &f->gemm_precision);
+  AddExpertActivationsFlag(app, &f->expert_activations);
   app.add_option("--max-model-len", c.max_model_len,
                  "Longest prompt + output in tokens (0 = what the model and cache allow)")
       ->capture_default_str();

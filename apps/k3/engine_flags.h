@@ -15,8 +15,9 @@ struct EngineFlags {
   std::string cache_memory = "2GiB";
   bool no_prefix_caching = false;
   std::string gemm_precision = "fp32";
-  // Parses cache_memory and fills config, applies --gemm-precision (process-wide);
-  // INVALID_ARGUMENT on a bad value.
+  std::string expert_activations = "fp32";
+  // Parses cache_memory and fills config, applies --gemm-precision and --expert-activations
+  // (process-wide); INVALID_ARGUMENT on a bad value.
   base::Status Finish();
 };
 
@@ -24,6 +25,9 @@ void AddEngineFlags(CLI::App& app, EngineFlags* flags);
 // --gemm-precision alone (for commands without an engine) and applying it.
 void AddGemmPrecisionFlag(CLI::App& app, std::string* value);
 base::Status ApplyGemmPrecision(const std::string& name);
+// --expert-activations alone and applying it (a warning says when this CPU cannot run int8).
+void AddExpertActivationsFlag(CLI::App& app, std::string* value);
+base::Status ApplyExpertActivations(const std::string& name);
 
 // "512MiB", "4GiB", "1.5G", "1048576" -> bytes.
 base::Result<int64_t> ParseByteSize(const std::string& text);

@@ -8,6 +8,7 @@
 
 #include "apps/k3/backend_flags.h"
 #include "apps/k3/commands.h"
+#include "apps/k3/engine_flags.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "model/greedy.h"
@@ -25,6 +26,7 @@ struct GenerateFlags {
   bool ids = false;
   bool ignore_eos = false;
   bool mxfp8_experts = false;
+  std::string expert_activations = "fp32";
   std::string dump_logits;
   std::string kda_mode = "auto";
   std::string mla_mode = "auto";
@@ -64,7 +66,7 @@ base::Status ParseModes(const GenerateFlags& f, model::ForwardOptions* options) 
     return base::InvalidArgument("--mla-mode must be auto, naive or absorbed");
   }
   options->mxfp8_experts = f.mxfp8_experts;
-  return base::Status::Ok();
+  return ApplyExpertActivations(f.expert_activations);
 }
 
 base::Status RunGenerate(const GenerateFlags& f) {
@@ -140,6 +142,7 @@ CommandFn AddGenerateCommand(CLI::App& app) {
                  "Write float32 logits of every step, row-major [steps, vocab]");
   app.add_flag("--mxfp8-experts", f->mxfp8_experts,
                "Quantise routed-expert inputs to MXFP8 (default: exact FP32 activations)");
+  AddExpertActivationsFlag(app, &f->expert_activations);
   app.add_option("--kda-mode", f->kda_mode, "auto, recurrent or chunked")->capture_default_str();
   app.add_option("--mla-mode", f->mla_mode, "auto, naive or absorbed")->capture_default_str();
   app.add_option("--backend", f->backend, kBackendHelp)->capture_default_str();

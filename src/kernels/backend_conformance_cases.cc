@@ -23,13 +23,15 @@ std::vector<int64_t> Sizes(std::mt19937& rng, std::vector<int64_t> fixed) {
 // A weight matrix in one backend's memory.
 struct DeviceWeights {
   DeviceWeights(Backend& b, const TestWeights& t)
-      : data(b, t.data), mx(b, t.mx_scales), scales(b, t.block_scales) {
+      : data(b, t.data), mx(b, t.mx_scales), group(b, t.group_scales), scales(b, t.block_scales) {
     w = t.w;
     w.data = data.get();
     w.mx_scales = t.mx_scales.empty() ? nullptr : mx.get();
+    w.group_scales = t.group_scales.empty() ? nullptr : group.get();
     w.block_scales = t.block_scales.empty() ? nullptr : scales.get();
   }
   DeviceArray<uint8_t> data, mx;
+  DeviceArray<uint16_t> group;
   DeviceArray<float> scales;
   WeightMatrix w;
 };
@@ -49,11 +51,10 @@ void ExpectProductsNear(const std::vector<float>& got, const std::vector<float>&
 }
 
 const std::vector<FormatCase>& Formats() {
-  static const std::vector<FormatCase> formats = {{"f32", WeightFormat::kF32},
-                                                  {"bf16", WeightFormat::kBF16},
-                                                  {"f16", WeightFormat::kF16},
-                                                  {"mxfp4", WeightFormat::kMxfp4},
-                                                  {"fp8_block32", WeightFormat::kFp8Block, 32}};
+  static const std::vector<FormatCase> formats = {
+      {"f32", WeightFormat::kF32},   {"bf16", WeightFormat::kBF16},
+      {"f16", WeightFormat::kF16},   {"mxfp4", WeightFormat::kMxfp4},
+      {"int4", WeightFormat::kInt4}, {"fp8_block32", WeightFormat::kFp8Block, 32}};
   return formats;
 }
 
@@ -74,9 +75,8 @@ void MemoryCase(CaseEnv& env) {
 void MatMulCase(CaseEnv& env) {
   for (const FormatCase& fc : Formats()) {
     for (int64_t tokens : Sizes(env.rng, {1, 3, 13, 40})) {
-      const int64_t rows = 1 + env.rng() % 70, cols = fc.format == WeightFormat::kMxfp4
-                                                          ? 32 * (1 + env.rng() % 5)
-                                                          : 1 + env.rng() % 150;
+      const int64_t rows = 1 + env.rng() % 70,
+                    cols = IsFourBit(fc.format) ? 32 * (1 + env.rng() % 5) : 1 + env.rng() % 150;
       TestWeights t;
       matmul_testing::FillRandom(t, fc, rows, cols, env.rng);
       const std::vector<float> x = Normal(env.rng, tokens * cols);
@@ -92,7 +92,7 @@ void MatMulCase(CaseEnv& env) {
 }
 
 void GroupedMatMulCase(CaseEnv& env) {
-  for (const FormatCase& fc : {Formats()[1], Formats()[3]}) {
+  for (const FormatCase& fc : {Formats()[1], Formats()[3], Formats()[4]}) {
     const int64_t groups = 5, rows = 24, cols = 64;
     std::vector<TestWeights> weights(groups);
     std::vector<WeightMatrix> host_w;

@@ -75,6 +75,8 @@ const char* FormatName(WeightFormat f) {
       return "F16";
     case WeightFormat::kMxfp4:
       return "MXFP4";
+    case WeightFormat::kInt4:
+      return "INT4";
     default:
       return "FP8";
   }
@@ -88,9 +90,10 @@ class WeightSet {
     int64_t bytes = rows * cols;
     if (format == WeightFormat::kF32) bytes *= 4;
     if (format == WeightFormat::kBF16 || format == WeightFormat::kF16) bytes *= 2;
-    if (format == WeightFormat::kMxfp4) bytes /= 2;
+    if (IsFourBit(format)) bytes /= 2;
     data_bytes_ = static_cast<size_t>(bytes);
-    scale_bytes_ = format == WeightFormat::kMxfp4 ? static_cast<size_t>(rows * cols / 32) : 0;
+    if (format == WeightFormat::kMxfp4) scale_bytes_ = static_cast<size_t>(rows * cols / 32);
+    if (format == WeightFormat::kInt4) scale_bytes_ = static_cast<size_t>(rows * cols / 32) * 2;
     if (format == WeightFormat::kFp8Block) {
       scale_bytes_ = static_cast<size_t>((rows + 127) / 128 * ((cols + 127) / 128)) * 4;
     }
@@ -114,6 +117,9 @@ class WeightSet {
     w.cols = cols_;
     w.data = base;
     if (format_ == WeightFormat::kMxfp4) w.mx_scales = base + data_bytes_;
+    if (format_ == WeightFormat::kInt4) {
+      w.group_scales = reinterpret_cast<const uint16_t*>(base + data_bytes_);
+    }
     if (format_ == WeightFormat::kFp8Block) {
       w.block_scales = reinterpret_cast<const float*>(base + data_bytes_);
       w.block = 128;
@@ -143,6 +149,12 @@ class WeightSet {
       case WeightFormat::kMxfp4:
         for (size_t i = 0; i < data_bytes_; ++i) p[i] = static_cast<uint8_t>(rng());
         for (size_t i = 0; i < scale_bytes_; ++i) p[data_bytes_ + i] = 120 + rng() % 8;
+        break;
+      case WeightFormat::kInt4:
+        for (size_t i = 0; i < data_bytes_; ++i) p[i] = static_cast<uint8_t>(rng());
+        for (size_t i = 0; i < scale_bytes_ / 2; ++i) {
+          reinterpret_cast<uint16_t*>(p + data_bytes_)[i] = tensor::FloatToBf16(1e-2f);
+        }
         break;
       case WeightFormat::kFp8Block:
         for (size_t i = 0; i < data_bytes_; ++i) p[i] = static_cast<uint8_t>(rng() % 0x7F);
@@ -204,13 +216,15 @@ std::string Name(const char* kind, WeightFormat format, Isa isa, int64_t tokens)
   return name;
 }
 
-void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t tokens) {
+// int8: FourBitActivations::kInt8 for the timed calls (4-bit formats, AVX512-VNNI).
+void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t tokens, bool int8) {
   const WeightSet& set = DecodeWeights(format);
   const int64_t rows = 4096, cols = 2048;
   std::vector<float> x = RandomActivations(tokens * cols);
   std::vector<float> y(static_cast<size_t>(tokens * rows));
   CallTimer timer;
   size_t next = 0;
+  SetFourBitActivations(int8 ? FourBitActivations::kInt8 : FourBitActivations::kFp32);
   for (auto _ : state) {
     WeightMatrix w = set.Get(next++);
     timer.Time([&] {
@@ -218,6 +232,7 @@ void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t to
     });
     benchmark::DoNotOptimize(y.data());
   }
+  SetFourBitActivations(FourBitActivations::kFp32);
   const double bytes = static_cast<double>(set.bytes_per_matrix());
   const double best = bytes / timer.best / 1e9, mean = bytes / timer.Mean() / 1e9;
   state.counters["GB/s"] = best;
@@ -225,8 +240,8 @@ void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t to
   state.counters["of_bandwidth"] = best / limits.bandwidth_gbs;
   const double flops = 2.0 * static_cast<double>(tokens * rows * cols);
   state.counters["GFLOP/s"] = flops / timer.best / 1e9;
-  Record({Name("Decode", format, isa, tokens), isa, best, mean, flops / timer.best / 1e9,
-          flops / timer.Mean() / 1e9});
+  Record({Name(int8 ? "DecodeInt8" : "Decode", format, isa, tokens), isa, best, mean,
+          flops / timer.best / 1e9, flops / timer.Mean() / 1e9});
 }
 
 void BM_Prefill(benchmark::State& state, WeightFormat format, Isa isa) {
@@ -306,15 +321,22 @@ void RegisterPrecision() {
 void RegisterAll() {
   RegisterPrecision();
   const WeightFormat formats[] = {WeightFormat::kBF16, WeightFormat::kMxfp4,
-                                  WeightFormat::kFp8Block, WeightFormat::kF16, WeightFormat::kF32};
+                                  WeightFormat::kInt4, WeightFormat::kFp8Block,
+                                  WeightFormat::kF16,  WeightFormat::kF32};
   for (WeightFormat format : formats) {
     for (Isa isa : detail::SupportedIsas()) {
       for (int64_t tokens : {1, 8, 32}) {
         if (isa == Isa::kScalar && tokens > 1) continue;  // minutes, and says nothing new
         benchmark::RegisterBenchmark(Name("Decode", format, isa, tokens).c_str(), BM_Decode, format,
-                                     isa, tokens)
+                                     isa, tokens, false)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
+        if (IsFourBit(format) && isa == Isa::kAvx512 && MatMulHasInt8Dot()) {
+          benchmark::RegisterBenchmark(Name("DecodeInt8", format, isa, tokens).c_str(), BM_Decode,
+                                       format, isa, tokens, true)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
+        }
       }
     }
   }

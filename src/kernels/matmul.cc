@@ -13,6 +13,7 @@
 #include "base/arena.h"
 #include "base/check.h"
 #include "kernels/matmul_detail.h"
+#include "kernels/matmul_int8.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/matmul_split.h"
 #include "tensor/numeric.h"
@@ -49,10 +50,11 @@ void CheckWeights(const WeightMatrix& w) {
   K3_CHECK(w.rows >= 0 && w.cols >= 0) << "bad weight shape " << w.rows << " x " << w.cols;
   if (w.rows == 0 || w.cols == 0) return;
   K3_CHECK(w.data != nullptr) << "weight data missing";
-  if (w.format == WeightFormat::kMxfp4) {
-    K3_CHECK(w.cols % 32 == 0) << "MXFP4 needs cols % 32 == 0, got " << w.cols;
-    K3_CHECK(w.mx_scales != nullptr) << "MXFP4 scales missing";
+  if (IsFourBit(w.format)) {
+    K3_CHECK(w.cols % 32 == 0) << "4-bit weights need cols % 32 == 0, got " << w.cols;
   }
+  if (w.format == WeightFormat::kMxfp4) K3_CHECK(w.mx_scales != nullptr) << "MXFP4 scales missing";
+  if (w.format == WeightFormat::kInt4) K3_CHECK(w.group_scales != nullptr) << "INT4 scales missing";
   if (w.format == WeightFormat::kFp8Block) {
     K3_CHECK(w.block > 0) << "FP8 block size " << w.block;
     K3_CHECK(w.block_scales != nullptr) << "FP8 block scales missing";
@@ -144,7 +146,7 @@ void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const Wei
   args.tokens = tokens;
   args.w = &w;
   args.y = y;
-  if (w.format == WeightFormat::kMxfp4 || w.format == WeightFormat::kBF16) {
+  if (IsFourBit(w.format) || w.format == WeightFormat::kBF16) {
     args.x = PermuteEvenOdd(x, tokens, w.cols, k.pair_group, scratch);
   }
   bool need_scratch = false;
@@ -221,6 +223,12 @@ void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out) {
         const uint8_t byte = static_cast<const uint8_t*>(w.data)[row * (cols / 2) + c / 2];
         out[c] = tensor::E2M1ToFloat(c % 2 == 0 ? byte & 0xF : byte >> 4) *
                  tensor::E8M0ToFloat(w.mx_scales[row * (cols / 32) + c / 32]);
+        break;
+      }
+      case WeightFormat::kInt4: {
+        const uint8_t byte = static_cast<const uint8_t*>(w.data)[row * (cols / 2) + c / 2];
+        out[c] = tensor::Int4ToFloat(c % 2 == 0 ? byte & 0xF : byte >> 4) *
+                 tensor::Bf16ToFloat(w.group_scales[row * (cols / 32) + c / 32]);
         break;
       }
       case WeightFormat::kFp8Block:
@@ -300,7 +308,13 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (regime == Regime::kAuto) {
     regime = tokens <= DecodeMaxTokens(isa, w.format) ? Regime::kDecode : Regime::kGemm;
   }
-  if (regime == Regime::kDecode) return MatMulDecode(k, x, tokens, w, y, pool, arena);
+  if (regime == Regime::kDecode) {
+    if (isa == Isa::kAvx512 && IsFourBit(w.format) &&
+        GetFourBitActivations() == FourBitActivations::kInt8 && CpuHasAvx512Vnni()) {
+      return MatMulInt8Decode(x, tokens, w, y, pool, arena);
+    }
+    return MatMulDecode(k, x, tokens, w, y, pool, arena);
+  }
   // GemmPrecision::kBf16 without AMX stays on the FP32 kernels (exact to FP32, and only AMX
   // makes BF16 worth its error here).
   if (isa == Isa::kAvx512 && GetGemmPrecision() == GemmPrecision::kBf16 && MatMulHasAmx()) {
@@ -334,6 +348,16 @@ void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
         const uint8_t byte = p[c / 2];
         const uint8_t nibble = c % 2 == 0 ? byte & 0xF : byte >> 4;
         out[c - c0] = tensor::E2M1ToFloat(nibble) * kE8M0.value[scales[c / 32]];
+      }
+      return;
+    }
+    case WeightFormat::kInt4: {
+      const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * (cols / 2);
+      const uint16_t* scales = w.group_scales + row * (cols / 32);
+      for (int64_t c = c0; c < c1; ++c) {
+        const uint8_t byte = p[c / 2];
+        const uint8_t nibble = c % 2 == 0 ? byte & 0xF : byte >> 4;
+        out[c - c0] = tensor::Int4ToFloat(nibble) * tensor::Bf16ToFloat(scales[c / 32]);
       }
       return;
     }

@@ -17,17 +17,28 @@ enum class WeightFormat : uint8_t {
   kF16,
   kMxfp4,     // OCP MXFP4: E2M1 nibbles (low nibble = even column), one E8M0 scale per 32 columns
   kFp8Block,  // E4M3 bytes, one float scale per `block` x `block` tile (DeepSeek weight_scale_inv)
+  kInt4,      // compressed-tensors pack-quantized INT4 (K2-Thinking / K2.5 routed experts): nibble
+              // u (low nibble = even column, the int32 words' byte order) is the value u - 8, one
+              // BF16 scale per 32 columns
 };
+
+// MXFP4 and INT4 store two 4-bit weights per byte with one scale per 32 columns.
+constexpr bool IsFourBit(WeightFormat f) {
+  return f == WeightFormat::kMxfp4 || f == WeightFormat::kInt4;
+}
 
 // W is [rows, cols] ("out" x "in", torch Linear layout), viewed without copying.
 struct WeightMatrix {
   WeightFormat format = WeightFormat::kF32;
   int64_t rows = 0;
   int64_t cols = 0;
-  // kF32/kBF16/kF16/kFp8Block: row-major [rows, cols] elements. kMxfp4: [rows, cols / 2] bytes.
+  // kF32/kBF16/kF16/kFp8Block: row-major [rows, cols] elements. kMxfp4/kInt4: [rows, cols / 2]
+  // bytes.
   const void* data = nullptr;
   // kMxfp4: E8M0 bytes [rows, cols / 32]. Unused otherwise.
   const uint8_t* mx_scales = nullptr;
+  // kInt4: BF16 bits [rows, cols / 32]. Unused otherwise.
+  const uint16_t* group_scales = nullptr;
   // kFp8Block: float32 [ceil(rows / block), ceil(cols / block)], multiplied into the tile's values.
   const float* block_scales = nullptr;
   int64_t block = 128;
@@ -35,9 +46,9 @@ struct WeightMatrix {
 
 // y[t, r] = sum_c x[t, c] * W[r, c] for t in [0, tokens). x is [tokens, cols] and y is
 // [tokens, rows], both contiguous. Splits rows over `pool` when given (nullptr = calling thread).
-// Requires cols % 32 == 0 for kMxfp4. Per-call buffers (packed or permuted x, per-task scratch)
-// come from `scratch` when given and are released before returning, so a warm arena makes the
-// call allocation-free (GemmPrecision::kBf16 on AMX still allocates); else from the heap.
+// Requires cols % 32 == 0 for kMxfp4 and kInt4. Per-call buffers (packed or permuted x, per-task
+// scratch) come from `scratch` when given and are released before returning, so a warm arena makes
+// the call allocation-free (GemmPrecision::kBf16 on AMX still allocates); else from the heap.
 void MatMul(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
             base::ThreadPool* pool = nullptr, base::Arena* scratch = nullptr);
 
@@ -73,5 +84,23 @@ void SetGemmPrecision(GemmPrecision precision);
 GemmPrecision GetGemmPrecision();
 // Whether kBf16 GEMMs run on AMX on this machine (CPU support and OS permission; checked once).
 bool MatMulHasAmx();
+
+// Activations of 4-bit weight products (kMxfp4, kInt4) in MatMul's decode regime (calls of up to
+// 12 tokens), process-wide; default kFp32.
+//   kFp32: exact float32 products, as for every other format.
+//   kInt8: x is quantised per 32 columns to int8 (d = amax / 127, q = round(x / d)) and each
+//          block's product is an exact integer dot (AVX512-VNNI) times weight scale x d, summed in
+//          float32 (matmul_int8.h), as llama.cpp's Q4_0 x Q8_0 and ktransformers' kernels do. The
+//          weights stay exact, so for every output
+//            |y_int8 - y_exact| <= sum_blocks (d / 2) (1 + 2^-20) sum_{c in block} |W[r, c]|
+//                                  + float32 accumulation (~1e-6 sum_c |x[c] W[r, c]|),
+//          i.e. at most about 1/254 of sum_c |x| |W| per block, and much less on average
+//          (rounding errors of mixed sign). Runs only where the CPU has AVX512-VNNI
+//          (MatMulHasInt8Dot()); elsewhere, and in the GEMM regime, products stay kFp32.
+enum class FourBitActivations : uint8_t { kFp32, kInt8 };
+void SetFourBitActivations(FourBitActivations activations);
+FourBitActivations GetFourBitActivations();
+// Whether kInt8 runs on this machine (AVX512-VNNI).
+bool MatMulHasInt8Dot();
 
 }  // namespace k3::kernels

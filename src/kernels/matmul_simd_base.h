@@ -50,7 +50,7 @@ constexpr int64_t kPrefetchBytes = 16384;
 
 K3_INLINE int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-// Bytes per stored element (kMxfp4: see RowPointer).
+// Bytes per stored element (kMxfp4, kInt4: see RowPointer).
 constexpr int64_t ElementBytes(WeightFormat f) {
   switch (f) {
     case WeightFormat::kF32:
@@ -67,12 +67,45 @@ K3_INLINE void Prefetch(const void* base, int64_t offset) {
   _mm_prefetch(static_cast<const char*>(base) + offset, _MM_HINT_T0);
 }
 
-// The first byte of W's row `row` (kMxfp4: cols / 2 bytes per row).
+// The first byte of W's row `row` (kMxfp4, kInt4: cols / 2 bytes per row).
 inline const void* RowPointer(const WeightMatrix& w, int64_t row) {
-  const int64_t row_bytes =
-      w.format == WeightFormat::kMxfp4 ? w.cols / 2 : w.cols * ElementBytes(w.format);
+  const int64_t row_bytes = IsFourBit(w.format) ? w.cols / 2 : w.cols * ElementBytes(w.format);
   return static_cast<const uint8_t*>(w.data) + row * row_bytes;
 }
+
+// The per-32-column scales of a 4-bit row: E8M0 bytes (kMxfp4) or BF16 bits (kInt4).
+inline const void* FourBitScaleRow(const WeightMatrix& w, int64_t row) {
+  if (w.format == WeightFormat::kInt4) return w.group_scales + row * (w.cols / 32);
+  return w.mx_scales + row * (w.cols / 32);
+}
+
+// The 4-bit formats' block decode over traits V, one specialisation per format. ScaleOf(scales,
+// b): block b's values table (V::E2M1Scale) from FourBitScaleRow's row; Decode(bytes, table, g,
+// w): w[0] = the even columns' weights of group g of the 16-byte block, w[1] = the odd ones'.
+// Both formats decode exactly (a 4-bit value times a power of two or a BF16 scale is a float).
+template <class V, WeightFormat F>
+struct FourBit;
+template <class V>
+struct FourBit<V, WeightFormat::kMxfp4> {
+  K3_INLINE static typename V::E2M1Scale ScaleOf(const void* scales, int64_t b) {
+    return V::E2M1ScaleOf(kE8M0.value[static_cast<const uint8_t*>(scales)[b]]);
+  }
+  K3_INLINE static void Decode(const uint8_t* bytes, typename V::E2M1Scale t, int g,
+                               typename V::Vec* w) {
+    V::DecodeE2M1(bytes, t, g, w);
+  }
+};
+template <class V>
+struct FourBit<V, WeightFormat::kInt4> {
+  K3_INLINE static typename V::E2M1Scale ScaleOf(const void* scales, int64_t b) {
+    const uint32_t bits = uint32_t{static_cast<const uint16_t*>(scales)[b]} << 16;
+    return V::Int4ScaleOf(__builtin_bit_cast(float, bits));
+  }
+  K3_INLINE static void Decode(const uint8_t* bytes, typename V::E2M1Scale t, int g,
+                               typename V::Vec* w) {
+    V::DecodeInt4(bytes, t, g, w);
+  }
+};
 
 // kFp8Block: the block scales of the tile row holding `row`.
 inline const float* Fp8ScaleRow(const WeightMatrix& w, int64_t row) {

@@ -22,9 +22,9 @@ namespace {
 // are set.
 struct RowGroup {
   const void* rows[kRows];
-  const float* fp8_scales[kRows];   // kFp8Block: row r + i's row of block scales
-  const uint8_t* mx_scales[kRows];  // kMxfp4: row r + i's E8M0 scales
-  int64_t block;                    // kFp8Block tile size
+  const float* fp8_scales[kRows];     // kFp8Block: row r + i's row of block scales
+  const void* fourbit_scales[kRows];  // kMxfp4 / kInt4: row r + i's FourBitScaleRow
+  int64_t block;                      // kFp8Block tile size
   int nr;
 };
 
@@ -196,10 +196,10 @@ void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64
   StoreTile<V, TB>(acc, y, ldy, g.nr);
 }
 
-// DecodeTile for MXFP4. x is permuted per 2 * V::kLanes columns (the even ones, then the odd
-// ones); each 32-column block is 16 bytes and V::kE2M1Groups such column groups.
-template <class V, int TB>
-void DecodeTileMxfp4(const RowGroup& g, const float* x, int64_t cols, float* y, int64_t ldy) {
+// DecodeTile for MXFP4 and INT4 (F). x is permuted per 2 * V::kLanes columns (the even ones, then
+// the odd ones); each 32-column block is 16 bytes and V::kE2M1Groups such column groups.
+template <class V, WeightFormat F, int TB>
+void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y, int64_t ldy) {
   using Vec = typename V::Vec;
   DecodeAcc<V, TB> acc;
   ZeroTile<V, TB>(acc);
@@ -208,8 +208,8 @@ void DecodeTileMxfp4(const RowGroup& g, const float* x, int64_t cols, float* y, 
     auto rows = [&](int i) K3_INLINE_LAMBDA {
       const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + b * 16;
       if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
-      const typename V::E2M1Scale scale = V::E2M1ScaleOf(kE8M0.value[g.mx_scales[i][b]]);
-      return [=](int k, Vec* w) K3_INLINE_LAMBDA { V::DecodeE2M1(p, scale, k, w); };
+      const typename V::E2M1Scale scale = FourBit<V, F>::ScaleOf(g.fourbit_scales[i], b);
+      return [=](int k, Vec* w) K3_INLINE_LAMBDA { FourBit<V, F>::Decode(p, scale, k, w); };
     };
     auto xs = [&](int t, int s)
                   K3_INLINE_LAMBDA { return V::Load(x + t * cols + b * 32 + s * V::kLanes); };
@@ -242,14 +242,14 @@ K3_INLINE void ForEachTokenTile(int64_t tokens, int max_tb, const Fn& tile) {
 // y[:, r .. r + nr) for every token, as token tiles over the row group g (in format F).
 template <class V, WeightFormat F>
 void DecodeGroup(const RowGroup& g, const DecodeArgs& a, int64_t r) {
-  constexpr int kMax = F == WeightFormat::kMxfp4 ? V::kMaxDecodeTokensFp4 : V::kMaxDecodeTokens;
+  constexpr int kMax = IsFourBit(F) ? V::kMaxDecodeTokensFp4 : V::kMaxDecodeTokens;
   const int64_t cols = a.w->cols, ldy = a.w->rows;
   ForEachTokenTile(a.tokens, kMax, [&](int64_t t0, int tb) {
     const float* x = a.x + t0 * cols;
     float* y = a.y + t0 * ldy + r;
     WithTileTokens<kMax>(tb, [&]<int TB>() {
-      if constexpr (F == WeightFormat::kMxfp4) {
-        DecodeTileMxfp4<V, TB>(g, x, cols, y, ldy);
+      if constexpr (IsFourBit(F)) {
+        DecodeTileFourBit<V, F, TB>(g, x, cols, y, ldy);
       } else {
         DecodeTile<V, F, TB>(g, x, cols, y, ldy);
       }
@@ -266,7 +266,7 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1) {
   const WeightMatrix& w = *a.w;
   const int64_t cols = w.cols;
   const auto* base = static_cast<const uint8_t*>(w.data);
-  const int64_t row_bytes = F == WeightFormat::kMxfp4 ? cols / 2 : cols * ElementBytes(F);
+  const int64_t row_bytes = IsFourBit(F) ? cols / 2 : cols * ElementBytes(F);
   for (int64_t r = r0; r < r1; r += kRows) {
     RowGroup g;
     g.nr = static_cast<int>(Min(kRows, r1 - r));
@@ -274,7 +274,7 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1) {
     for (int i = 0; i < kRows; ++i) {
       const int64_t row = r + Min(i, g.nr - 1);
       g.rows[i] = base + row * row_bytes;
-      if constexpr (F == WeightFormat::kMxfp4) g.mx_scales[i] = w.mx_scales + row * (cols / 32);
+      if constexpr (IsFourBit(F)) g.fourbit_scales[i] = FourBitScaleRow(w, row);
       if constexpr (F == WeightFormat::kFp8Block) g.fp8_scales[i] = Fp8ScaleRow(w, row);
     }
     DecodeGroup<V, F>(g, a, r);
@@ -317,6 +317,8 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
       return DecodeRowsIn<V, WeightFormat::kF16>(a, r0, r1);
     case WeightFormat::kMxfp4:
       return DecodeRowsIn<V, WeightFormat::kMxfp4>(a, r0, r1);
+    case WeightFormat::kInt4:
+      return DecodeRowsIn<V, WeightFormat::kInt4>(a, r0, r1);
     case WeightFormat::kFp8Block:
       if (!a.fp8_fast) return DecodeRowsViaScratch<V>(a, r0, r1, scratch);
       return DecodeRowsIn<V, WeightFormat::kFp8Block>(a, r0, r1);

@@ -45,18 +45,18 @@ void ConvertRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, fl
   }
 }
 
-// ConvertRange for MXFP4 (c0 and c1 are multiples of 32): per 32-column block, the traits' E2M1
-// decode, interleaved back to column order.
-template <class V>
-void ConvertRangeMxfp4(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
+// ConvertRange for MXFP4 and INT4 (F; c0 and c1 are multiples of 32): per 32-column block, the
+// traits' 4-bit decode (FourBit<V, F>), interleaved back to column order.
+template <class V, WeightFormat F>
+void ConvertRangeFourBit(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
   const auto* bytes = static_cast<const uint8_t*>(RowPointer(w, row));
-  const uint8_t* scales = w.mx_scales + row * (w.cols / 32);
+  const void* scales = FourBitScaleRow(w, row);
   for (int64_t c = c0; c < c1; c += 32) {
-    const typename V::E2M1Scale scale = V::E2M1ScaleOf(kE8M0.value[scales[c / 32]]);
+    const typename V::E2M1Scale scale = FourBit<V, F>::ScaleOf(scales, c / 32);
 #pragma GCC unroll 2
     for (int g = 0; g < V::kE2M1Groups; ++g) {
       typename V::Vec pair[2];
-      V::DecodeE2M1(bytes + c / 2, scale, g, pair);
+      FourBit<V, F>::Decode(bytes + c / 2, scale, g, pair);
       V::StoreInterleaved(out + (c - c0) + g * 2 * V::kLanes, pair[0], pair[1]);
     }
   }
@@ -75,7 +75,9 @@ void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t
     case WeightFormat::kFp8Block:
       return ConvertRange<V, WeightFormat::kFp8Block>(w, row, c0, c1, out);
     case WeightFormat::kMxfp4:
-      return ConvertRangeMxfp4<V>(w, row, c0, c1, out);
+      return ConvertRangeFourBit<V, WeightFormat::kMxfp4>(w, row, c0, c1, out);
+    case WeightFormat::kInt4:
+      return ConvertRangeFourBit<V, WeightFormat::kInt4>(w, row, c0, c1, out);
   }
 }
 
@@ -153,8 +155,8 @@ template <class V>
 constexpr MicroTable<V> kMicro = MakeMicroTable<V>();
 
 // Packs W[r0 .. r0 + kPanelRows, k0 .. k0 + kn) as bp[k][kPanelRows] (rows past the matrix are
-// 0), converting kLanes x kLanes blocks in registers. Needs F != kMxfp4, and for kFp8Block a block
-// that is a multiple of kLanes (so a kLanes-column chunk has one scale).
+// 0), converting kLanes x kLanes blocks in registers. Needs a format that is not 4-bit, and for
+// kFp8Block a block that is a multiple of kLanes (so a kLanes-column chunk has one scale).
 template <class V, WeightFormat F>
 [[gnu::noinline]] void PackPanelDirect(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn,
                                        float* bp) {
@@ -244,6 +246,7 @@ void PackPanel(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float*
       }
       return PackPanelViaRows<V>(w, r0, k0, kn, bp, rowbuf);
     case WeightFormat::kMxfp4:
+    case WeightFormat::kInt4:
       return PackPanelViaRows<V>(w, r0, k0, kn, bp, rowbuf);
   }
 }

@@ -77,8 +77,7 @@ TEST_P(MatMulFormatTest, EveryIsaAndRegimeMatchesReference) {
   const FormatCase& fc = GetParam();
   std::mt19937 rng(1234);
   for (const Shape& s : kShapes) {
-    const int64_t cols =
-        fc.format == WeightFormat::kMxfp4 ? kMxfp4Cols[s.cols_index] : kCols[s.cols_index];
+    const int64_t cols = IsFourBit(fc.format) ? kMxfp4Cols[s.cols_index] : kCols[s.cols_index];
     TestWeights t;
     FillRandom(t, fc, s.rows, cols, rng);
     std::vector<float> x = RandomVector(static_cast<size_t>(s.tokens * cols), rng);
@@ -93,6 +92,7 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         FormatCase{"F32", WeightFormat::kF32}, FormatCase{"BF16", WeightFormat::kBF16},
         FormatCase{"F16", WeightFormat::kF16}, FormatCase{"MXFP4", WeightFormat::kMxfp4},
+        FormatCase{"INT4", WeightFormat::kInt4},
         FormatCase{"FP8_block128", WeightFormat::kFp8Block, 128},
         FormatCase{"FP8_block32", WeightFormat::kFp8Block, 32},
         FormatCase{"FP8_block48", WeightFormat::kFp8Block, 48},
@@ -112,10 +112,11 @@ TEST(MatMulTest, EveryTileSizeMatchesReference) {
                               {"BF16", WeightFormat::kBF16},
                               {"F16", WeightFormat::kF16},
                               {"MXFP4", WeightFormat::kMxfp4},
+                              {"INT4", WeightFormat::kInt4},
                               {"FP8_block32", WeightFormat::kFp8Block, 32},
                               {"FP8_block7", WeightFormat::kFp8Block, 7}};
   for (const FormatCase& fc : cases) {
-    const int64_t rows = 37, cols = fc.format == WeightFormat::kMxfp4 ? 96 : 83;
+    const int64_t rows = 37, cols = IsFourBit(fc.format) ? 96 : 83;
     TestWeights t;
     FillRandom(t, fc, rows, cols, rng);
     for (int64_t tokens = 1; tokens <= 29; ++tokens) {
@@ -175,6 +176,38 @@ TEST(DequantizeTest, Mxfp4EveryByteWithEveryScale) {
     const uint8_t nibble = c % 2 == 0 ? byte & 0xF : byte >> 4;
     return tensor::E2M1ToFloat(nibble) * tensor::E8M0ToFloat(static_cast<uint8_t>(r / 16));
   });
+}
+
+// compressed-tensors INT4 by its definition (checkpoints.md A1.3): nibble u of byte j is element 2j
+// (low) or 2j + 1 (high), worth (u - 8) * scale; every byte under BF16 scales from the smallest
+// subnormal to the largest finite, signed, and the worked example's 2^-7.
+TEST(DequantizeTest, Int4EveryByteUnderManyScales) {
+  std::vector<uint16_t> scales = {0x3C00, 0x0001, 0x0080, 0x3F80, 0x7F7F, 0xBF80, 0x3DCD, 0x4120};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 24; ++i) scales.push_back(static_cast<uint16_t>(rng() & 0x7F7F));
+  TestWeights t;
+  FillEveryInt4ByteUnderScales(&t, scales);
+  ExpectExactWeights(t.w, [&](int64_t r, int64_t c) {
+    const uint8_t byte = static_cast<uint8_t>(32 * (r % 8) + c / 2);
+    const int u = c % 2 == 0 ? byte & 0xF : byte >> 4;
+    return static_cast<float>(u - 8) * tensor::Bf16ToFloat(scales[static_cast<size_t>(r / 8)]);
+  });
+}
+
+// The worked example of checkpoints.md A1.4: word 0x9A7F0818 (bytes 18 08 7F 9A) under scale
+// 0x3C00 = 2^-7 holds 0, -7, 0, -8, 7, -1, 2, 1 times 2^-7.
+TEST(DequantizeTest, Int4WorkedExample) {
+  TestWeights t;
+  t.Allocate(WeightFormat::kInt4, 1, 32);
+  const uint8_t word[4] = {0x18, 0x08, 0x7F, 0x9A};
+  std::copy(word, word + 4, t.data.begin());
+  t.group_scales[0] = 0x3C00;
+  std::vector<float> row(32);
+  DequantizeRow(t.w, 0, row.data());
+  const float want[8] = {0,          -0.0546875f, 0,         -0.0625f,
+                         0.0546875f, -0.0078125f, 0.015625f, 0.0078125f};
+  for (int c = 0; c < 8; ++c) EXPECT_EQ(row[c], want[c]) << "column " << c;
+  for (int c = 8; c < 32; ++c) EXPECT_EQ(row[c], -0.0625f) << "column " << c;  // zero bytes: u 0
 }
 
 void ExpectFp8EveryByte(const std::vector<float>& tile_scales) {
@@ -237,10 +270,13 @@ TEST(DequantizeTest, F32IsACopy) {
 TEST(MatMulTest, PoolMatchesCallingThreadBitForBit) {
   base::ThreadPool pool(3);
   std::mt19937 rng(99);
-  const FormatCase cases[] = {
-      {"F32", WeightFormat::kF32},           {"BF16", WeightFormat::kBF16},
-      {"F16", WeightFormat::kF16},           {"MXFP4", WeightFormat::kMxfp4},
-      {"FP8", WeightFormat::kFp8Block, 128}, {"FP8_fallback", WeightFormat::kFp8Block, 7}};
+  const FormatCase cases[] = {{"F32", WeightFormat::kF32},
+                              {"BF16", WeightFormat::kBF16},
+                              {"F16", WeightFormat::kF16},
+                              {"MXFP4", WeightFormat::kMxfp4},
+                              {"INT4", WeightFormat::kInt4},
+                              {"FP8", WeightFormat::kFp8Block, 128},
+                              {"FP8_fallback", WeightFormat::kFp8Block, 7}};
   for (const FormatCase& fc : cases) {
     TestWeights t;
     FillRandom(t, fc, 263, 1024, rng);  // 263 x 1024 > the single-thread cutoff

@@ -17,6 +17,7 @@ struct TestWeights {
   WeightMatrix w;
   std::vector<uint8_t> data;
   std::vector<uint8_t> mx_scales;
+  std::vector<uint16_t> group_scales;  // kInt4: BF16 bits
   std::vector<float> block_scales;
 
   TestWeights() = default;
@@ -31,10 +32,14 @@ struct TestWeights {
     int64_t bytes = rows * cols;
     if (format == WeightFormat::kF32) bytes *= 4;
     if (format == WeightFormat::kBF16 || format == WeightFormat::kF16) bytes *= 2;
+    if (IsFourBit(format)) bytes /= 2;
     if (format == WeightFormat::kMxfp4) {
-      bytes /= 2;
       mx_scales.assign(static_cast<size_t>(rows * cols / 32), 127);
       w.mx_scales = mx_scales.data();
+    }
+    if (format == WeightFormat::kInt4) {
+      group_scales.assign(static_cast<size_t>(rows * cols / 32), tensor::FloatToBf16(1.0f));
+      w.group_scales = group_scales.data();
     }
     if (format == WeightFormat::kFp8Block) {
       block_scales.assign(
@@ -60,6 +65,18 @@ inline void FillEveryMxfp4ByteUnderEveryScale(TestWeights* t) {
       t->mx_scales[r] = static_cast<uint8_t>(e);
       for (int i = 0; i < 16; ++i) t->data[r * 16 + i] = static_cast<uint8_t>(16 * g + i);
     }
+  }
+}
+
+// 256 x 8 rows of 32 INT4 weights: row 8 * s + g holds bytes 32 * (g % 8) .. + 31 (the byte
+// values 0..255, both nibbles) under the s-th scale of `scales`.
+inline void FillEveryInt4ByteUnderScales(TestWeights* t, const std::vector<uint16_t>& scales) {
+  const int64_t rows = 8 * static_cast<int64_t>(scales.size());
+  t->Allocate(WeightFormat::kInt4, rows, 64);
+  for (int64_t r = 0; r < rows; ++r) {
+    t->group_scales[r * 2] = scales[r / 8];
+    t->group_scales[r * 2 + 1] = scales[r / 8];
+    for (int i = 0; i < 32; ++i) t->data[r * 32 + i] = static_cast<uint8_t>(32 * (r % 8) + i);
   }
 }
 
@@ -91,6 +108,13 @@ inline void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64
       for (uint8_t& b : t.data) b = static_cast<uint8_t>(rng());
       for (uint8_t& s : t.mx_scales) s = static_cast<uint8_t>(123 + rng() % 9);
       break;
+    case WeightFormat::kInt4: {
+      // Scales as the minmax observer makes them (amax / 7.5) for weights of magnitude ~0.01..1.
+      std::uniform_real_distribution<float> log_scale(-10.0f, -3.0f);
+      for (uint8_t& b : t.data) b = static_cast<uint8_t>(rng());
+      for (uint16_t& s : t.group_scales) s = tensor::FloatToBf16(std::exp2(log_scale(rng)));
+      break;
+    }
     case WeightFormat::kFp8Block: {
       // NaN codes (0x7F, 0xFF) have their own test.
       for (uint8_t& b : t.data) {

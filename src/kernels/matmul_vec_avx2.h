@@ -157,6 +157,18 @@ struct Avx2 {
     w[0] = Nibbles<0>(d, magnitudes);
     w[1] = Nibbles<4>(d, magnitudes);
   }
+  // INT4: E2M1Scale holds the block's scale in every lane; per group g, (u - 8) * scale of the low
+  // nibbles (even columns) and the high ones (odd columns).
+  K3_INLINE static E2M1Scale Int4ScaleOf(float scale) { return _mm256_set1_ps(scale); }
+  K3_INLINE static void DecodeInt4(const uint8_t* block, E2M1Scale scale, int g, Vec* w) {
+    const __m256i d =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + 8 * g)));
+    const __m256i low = _mm256_set1_epi32(0xF), eight = _mm256_set1_epi32(8);
+    const __m256i even = _mm256_sub_epi32(_mm256_and_si256(d, low), eight);
+    const __m256i odd = _mm256_sub_epi32(_mm256_srli_epi32(d, 4), eight);
+    w[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(even), scale);
+    w[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(odd), scale);
+  }
   // out[2j] = even[j], out[2j + 1] = odd[j] for j < 8.
   K3_INLINE static void StoreInterleaved(float* out, Vec even, Vec odd) {
     __m256 lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);

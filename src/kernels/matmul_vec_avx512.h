@@ -18,6 +18,10 @@ namespace {
 // E2M1 code -> value (OCP MX: sign bit 3, then 2 exponent bits and 1 mantissa bit).
 alignas(64) constexpr float kE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
                                          -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+// compressed-tensors INT4 nibble u -> u - 8.
+alignas(64) constexpr float kInt4Values[16] = {-8.0f, -7.0f, -6.0f, -5.0f, -4.0f, -3.0f,
+                                               -2.0f, -1.0f, 0.0f,  1.0f,  2.0f,  3.0f,
+                                               4.0f,  5.0f,  6.0f,  7.0f};
 
 // The 32-bit element moves of Transpose16x16, for float and integer vectors alike (pure data
 // moves: the float forms keep NaN payloads), so each caller stays in its own domain.
@@ -194,6 +198,13 @@ struct Avx512 {
         _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * g)));
     w[0] = _mm512_permutexvar_ps(v, scaled);  // uses the index's low 4 bits
     w[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), scaled);
+  }
+  // INT4: the same lookup over the values u - 8 (-8 .. 7) times the block's scale.
+  K3_INLINE static E2M1Scale Int4ScaleOf(float scale) {
+    return _mm512_mul_ps(_mm512_load_ps(kInt4Values), _mm512_set1_ps(scale));
+  }
+  K3_INLINE static void DecodeInt4(const uint8_t* block, E2M1Scale scaled, int g, Vec* w) {
+    DecodeE2M1(block, scaled, g, w);
   }
   // out[2j] = even[j], out[2j + 1] = odd[j] for j < 16.
   K3_INLINE static void StoreInterleaved(float* out, Vec even, Vec odd) {

@@ -128,6 +128,44 @@ base::Status ParseMoe(const json& text, ModelConfig* config) {
   return base::Status::Ok();
 }
 
+// compressed-tensors pack-quantized: only the scheme K2-Thinking / K2.5 publish (checkpoints.md
+// A1.1) is decoded: weights int, 4 bits, groups of 32, symmetric (no zero point), static. Anything
+// else is refused naming the field rather than decoded wrongly.
+base::Status CheckInt4Scheme(const json& q) {
+  auto groups = q.find("config_groups");
+  if (groups == q.end() || !groups->is_object() || groups->empty()) {
+    return base::Unimplemented("config.json: pack-quantized without config_groups");
+  }
+  for (const auto& [name, group] : groups->items()) {
+    const std::string where = "config.json: config_groups." + name + ".weights.";
+    auto weights = group.find("weights");
+    if (weights == group.end() || !weights->is_object()) {
+      return base::Unimplemented(where + " missing");
+    }
+    const json& w = *weights;
+    if (Optional<std::string>(w, "type", "") != "int") {
+      return base::Unimplemented(where + "type must be \"int\"");
+    }
+    if (Optional<int>(w, "num_bits", 0) != 4)
+      return base::Unimplemented(where + "num_bits must be 4");
+    if (Optional<int>(w, "group_size", 0) != 32) {
+      return base::Unimplemented(where + "group_size must be 32");
+    }
+    if (!Optional<bool>(w, "symmetric", false)) {
+      return base::Unimplemented(where + "symmetric must be true (zero points are not supported)");
+    }
+    if (Optional<std::string>(w, "strategy", "group") != "group") {
+      return base::Unimplemented(where + "strategy must be \"group\"");
+    }
+    if (Optional<bool>(w, "dynamic", false)) return base::Unimplemented(where + "dynamic");
+    auto order = w.find("actorder");
+    if (order != w.end() && !order->is_null()) {
+      return base::Unimplemented(where + "actorder (g_idx) is not supported");
+    }
+  }
+  return base::Status::Ok();
+}
+
 base::Status ParseQuantization(const json& text, ModelConfig* config) {
   auto q = text.find("quantization_config");
   if (q == text.end() || !q->is_object()) return base::Status::Ok();
@@ -141,12 +179,16 @@ base::Status ParseQuantization(const json& text, ModelConfig* config) {
     config->fp8_block = (*block)[0].get<int>();
   } else if (method == "compressed-tensors") {
     std::string format = Optional<std::string>(*q, "format", "");
-    if (format != "mxfp4-pack-quantized") {
+    if (format == "mxfp4-pack-quantized") {
+      config->mxfp4_experts = true;
+    } else if (format == "pack-quantized") {
+      K3_RETURN_IF_ERROR(CheckInt4Scheme(*q));
+      config->int4_experts = true;
+    } else {
       return base::Unimplemented("config.json: compressed-tensors format '" + format +
-                                 "' is not supported (supported: mxfp4-pack-quantized, and fp8 "
-                                 "block weights)");
+                                 "' is not supported (supported: mxfp4-pack-quantized, "
+                                 "pack-quantized INT4, and fp8 block weights)");
     }
-    config->mxfp4_experts = true;
   } else {
     return base::Unimplemented("config.json: quant_method '" + method + "'");
   }

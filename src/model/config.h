@@ -87,6 +87,8 @@ struct ModelConfig {
   MoeConfig moe;
   int fp8_block = 0;           // DeepSeek-style FP8 weights with this tile size; 0 = none
   bool mxfp4_experts = false;  // compressed-tensors mxfp4-pack-quantized routed experts
+  // compressed-tensors pack-quantized symmetric INT4 routed experts, group 32 (K2-Thinking, K2.5)
+  bool int4_experts = false;
   int64_t bos_id = -1;
   int64_t eos_id = -1;
   int64_t max_position = 0;  // max_position_embeddings; 0 = not given

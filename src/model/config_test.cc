@@ -55,20 +55,17 @@ TEST(ModelConfig, KimiK3) {
   EXPECT_EQ(c.max_position, 1048576);
 }
 
-TEST(ModelConfig, KimiK25IsDeepseekV3WithYarn) {
-  // K2.5 ships INT4 (compressed-tensors "pack-quantized") experts, which the runtime does not
-  // load yet: the config says so by name. The architecture itself parses.
+TEST(ModelConfig, KimiK25IsDeepseekV3WithYarnAndInt4Experts) {
+  // The real K2.5 config: the text model under text_config, routed experts compressed-tensors
+  // "pack-quantized" INT4 (checkpoints.md A1.1).
   std::string text = k3::testing::ReadFileOrDie(k3::testing::SharedDir() + "/kimi/k25/config.json");
-  auto refused = ParseModelConfig(text);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), base::StatusCode::kUnimplemented);
-  EXPECT_NE(refused.status().message().find("pack-quantized"), std::string::npos);
-  auto json = nlohmann::json::parse(text);
-  json["text_config"].erase("quantization_config");
-  auto parsed = ParseModelConfig(json.dump());
+  auto parsed = ParseModelConfig(text);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   ModelConfig c = *parsed;
   EXPECT_EQ(c.family, Family::kDeepseekV3);
+  EXPECT_TRUE(c.int4_experts);
+  EXPECT_FALSE(c.mxfp4_experts);
+  EXPECT_EQ(c.fp8_block, 0);
   EXPECT_EQ(c.num_layers, 61);
   EXPECT_EQ(c.num_mla_layers(), 61);
   EXPECT_EQ(c.mla.num_heads, 64);
@@ -82,7 +79,27 @@ TEST(ModelConfig, KimiK25IsDeepseekV3WithYarn) {
   EXPECT_EQ(c.moe.num_experts, 384);
   EXPECT_EQ(c.moe.top_k, 8);
   EXPECT_FLOAT_EQ(c.moe.routed_scaling, 2.827f);
-  EXPECT_FALSE(c.mxfp4_experts);
+}
+
+TEST(ModelConfig, Int4SchemesWeCannotDecodeAreRefusedByName) {
+  const std::string text =
+      k3::testing::ReadFileOrDie(k3::testing::SharedDir() + "/kimi/k25/config.json");
+  const struct {
+    const char* field;
+    nlohmann::json value;
+  } cases[] = {{"num_bits", 8},   {"group_size", 128},     {"symmetric", false},
+               {"type", "float"}, {"strategy", "channel"}, {"actorder", "group"},
+               {"dynamic", true}};
+  for (const auto& bad : cases) {
+    auto json = nlohmann::json::parse(text);
+    json["text_config"]["quantization_config"]["config_groups"]["group_0"]["weights"][bad.field] =
+        bad.value;
+    auto refused = ParseModelConfig(json.dump());
+    ASSERT_FALSE(refused.ok()) << bad.field;
+    EXPECT_EQ(refused.status().code(), base::StatusCode::kUnimplemented) << bad.field;
+    EXPECT_NE(refused.status().message().find(bad.field), std::string::npos)
+        << refused.status().message();
+  }
 }
 
 TEST(ModelConfig, ErrorsNameTheField) {

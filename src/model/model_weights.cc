@@ -1,5 +1,6 @@
 #include "model/model_weights.h"
 
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -19,13 +20,13 @@ class Binder {
       : checkpoint_(checkpoint), config_(config) {}
 
   // A [rows, cols] Linear weight: NAME.weight (F32/BF16/F16, or F8_E4M3 + NAME.weight_scale_inv
-  // for block FP8), or NAME.weight_packed + NAME.weight_scale for MXFP4 (whichever the checkpoint
-  // holds).
+  // for block FP8), or NAME.weight_packed + NAME.weight_scale for MXFP4 (U8 packed) or
+  // compressed-tensors INT4 (I32 packed; whichever the checkpoint holds).
   base::Status Matrix(const TensorSpec& spec, WeightMatrix* out) {
     const std::string& name = spec.name;
     out->rows = spec.rows();
     out->cols = spec.cols();
-    if (checkpoint_.Contains(name + ".weight_packed")) return Mxfp4(name, out);
+    if (checkpoint_.Contains(name + ".weight_packed")) return FourBit(name, out);
     K3_ASSIGN_OR_RETURN(TensorView view, checkpoint_.Get(name + ".weight"));
     if (view.shape != spec.shape) {
       return base::InvalidArgument("tensor '" + name + ".weight' has shape " +
@@ -83,10 +84,64 @@ class Binder {
   }
 
  private:
-  base::Status Mxfp4(const std::string& name, WeightMatrix* out) {
+  base::Status FourBit(const std::string& name, WeightMatrix* out) {
     if (out->cols % 32 != 0) {
-      return base::InvalidArgument("tensor '" + name + "': MXFP4 needs a multiple of 32 columns");
+      return base::InvalidArgument("tensor '" + name +
+                                   "': 4-bit weights need a multiple of 32 columns");
     }
+    K3_ASSIGN_OR_RETURN(TensorView packed, checkpoint_.Get(name + ".weight_packed"));
+    if (packed.dtype == DType::kI32) return Int4(name, out);
+    return Mxfp4(name, out);
+  }
+
+  // compressed-tensors pack-quantized INT4 (checkpoints.md A1.2-A1.3): the little-endian I32 words
+  // viewed as bytes hold element 2j in the low nibble of byte j, as WeightFormat::kInt4 reads them.
+  base::Status Int4(const std::string& name, WeightMatrix* out) {
+    if (!config_.int4_experts) {
+      return base::InvalidArgument("tensor '" + name +
+                                   ".weight_packed' is INT4 but config.json declares no "
+                                   "pack-quantized quantization_config");
+    }
+    const std::vector<int64_t> packed_shape = {out->rows, out->cols / 8};
+    const std::vector<int64_t> scale_shape = {out->rows, out->cols / 32};
+    K3_ASSIGN_OR_RETURN(TensorView packed,
+                        checkpoint_.Get(name + ".weight_packed", DType::kI32, packed_shape));
+    K3_ASSIGN_OR_RETURN(TensorView scales,
+                        checkpoint_.Get(name + ".weight_scale", DType::kBF16, scale_shape));
+    K3_RETURN_IF_ERROR(CheckWeightShape(name, *out));
+    out->format = kernels::WeightFormat::kInt4;
+    out->data = packed.bytes.data();
+    out->group_scales = scales.data<uint16_t>();
+    return base::Status::Ok();
+  }
+
+  // NAME.weight_shape, when present, is the unpacked [rows, cols] (I32 or I64: compressed-tensors
+  // has written both).
+  base::Status CheckWeightShape(const std::string& name, const WeightMatrix& w) {
+    const std::string shape_name = name + ".weight_shape";
+    if (!checkpoint_.Contains(shape_name)) return base::Status::Ok();
+    K3_ASSIGN_OR_RETURN(TensorView shape, checkpoint_.Get(shape_name));
+    int64_t dims[2] = {-1, -1};
+    if (shape.numel() == 2 && shape.dtype == DType::kI32) {
+      for (int i = 0; i < 2; ++i) dims[i] = ReadLittle<int32_t>(shape, i);
+    } else if (shape.numel() == 2 && shape.dtype == DType::kI64) {
+      for (int i = 0; i < 2; ++i) dims[i] = ReadLittle<int64_t>(shape, i);
+    }
+    if (dims[0] != w.rows || dims[1] != w.cols) {
+      return base::InvalidArgument("tensor '" + shape_name + "' does not hold [" +
+                                   std::to_string(w.rows) + ", " + std::to_string(w.cols) + "]");
+    }
+    return base::Status::Ok();
+  }
+
+  template <typename T>
+  static int64_t ReadLittle(const TensorView& view, int i) {
+    T value;
+    std::memcpy(&value, view.bytes.data() + i * sizeof(T), sizeof(T));
+    return value;
+  }
+
+  base::Status Mxfp4(const std::string& name, WeightMatrix* out) {
     const std::vector<int64_t> packed_shape = {out->rows, out->cols / 2};
     const std::vector<int64_t> scale_shape = {out->rows, out->cols / 32};
     K3_ASSIGN_OR_RETURN(TensorView packed,

@@ -15,7 +15,7 @@ using R = TensorRole;
 // Names and storages for one config under one prefix. Storage rules (as the Hugging Face
 // checkpoints and reference/make_checkpoint.py): with FP8 block weights (DeepSeek-V3 / K2) every
 // attention, MLP and expert Linear is FP8, the router BF16; otherwise routed experts are MXFP4
-// when the config says so and every other matrix is BF16. Embeddings and lm_head are always
+// or INT4 when the config says so and every other matrix is BF16. Embeddings and lm_head are always
 // BF16; norms BF16; conv taps, A_log, dt_bias and the router bias F32.
 class SchemaBuilder {
  public:
@@ -25,6 +25,7 @@ class SchemaBuilder {
   S layer_storage() const { return c_.fp8_block > 0 ? S::kFp8Block : S::kDense; }
   S expert_storage() const {
     if (c_.fp8_block > 0) return S::kFp8Block;
+    if (c_.int4_experts) return S::kInt4;
     return c_.mxfp4_experts ? S::kMxfp4 : S::kDense;
   }
 
@@ -232,6 +233,10 @@ std::vector<StoredTensor> StoredTensors(const TensorSpec& spec, int fp8_block) {
     case S::kMxfp4:
       return {{n + ".weight_packed", tensor::DType::kU8, {spec.rows(), spec.cols() / 2}},
               {n + ".weight_scale", tensor::DType::kU8, {spec.rows(), spec.cols() / 32}}};
+    case S::kInt4:
+      return {{n + ".weight_packed", tensor::DType::kI32, {spec.rows(), spec.cols() / 8}},
+              {n + ".weight_scale", tensor::DType::kBF16, {spec.rows(), spec.cols() / 32}},
+              {n + ".weight_shape", tensor::DType::kI32, {2}}};
     case S::kFp8Block: {
       const int64_t b = fp8_block;
       return {{n + ".weight", tensor::DType::kF8E4M3, spec.shape},

@@ -26,6 +26,8 @@ enum class TensorStorage : uint8_t {
   kMxfp4,  // matrix NAME.weight_packed U8 [rows, cols / 2] + NAME.weight_scale U8 [rows, cols / 32]
   kFp8Block,  // matrix NAME.weight F8_E4M3 [rows, cols] + NAME.weight_scale_inv F32
               //   [ceil(rows / block), ceil(cols / block)]
+  kInt4,      // matrix NAME.weight_packed I32 [rows, cols / 8] + NAME.weight_scale BF16
+              //   [rows, cols / 32] + NAME.weight_shape I32 [2] (compressed-tensors INT4)
   kBf16,      // vector NAME, BF16 of `shape`
   kF32,       // vector NAME, F32 of `shape`
 };
@@ -54,7 +56,7 @@ struct TensorSpec {
   bool may_be_longer = false;
 
   bool present() const { return !name.empty(); }
-  bool is_matrix() const { return storage <= TensorStorage::kFp8Block; }
+  bool is_matrix() const { return storage <= TensorStorage::kInt4; }
   int64_t rows() const { return shape[0]; }
   int64_t cols() const { return shape[1]; }
 };

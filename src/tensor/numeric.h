@@ -26,5 +26,7 @@ float E8M0ToFloat(uint8_t e);
 inline constexpr float kE2M1Values[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
                                           -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 inline float E2M1ToFloat(uint8_t nibble) { return kE2M1Values[nibble & 0xF]; }
+// compressed-tensors symmetric INT4 nibble (offset 8, uint4b8): u in 0..15 is the integer u - 8.
+inline float Int4ToFloat(uint8_t nibble) { return static_cast<float>((nibble & 0xF) - 8); }
 
 }  // namespace k3::tensor

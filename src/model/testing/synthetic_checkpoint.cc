@@ -46,6 +46,8 @@ class ShardBuilder {
         return RandomBf16(stored[0], spec.role == TensorRole::kEmbedding ? 16.0f : 1.0f);
       case TensorStorage::kMxfp4:
         return Mxfp4(stored[0], stored[1], spec.cols());
+      case TensorStorage::kInt4:
+        return Int4(stored, spec.rows(), spec.cols());
       case TensorStorage::kFp8Block:
         RandomFp8(stored[0]);
         return Constant(stored[1], 1.0f);
@@ -125,6 +127,19 @@ class ShardBuilder {
     std::vector<std::byte> exponents(NumElements(scales.shape), static_cast<std::byte>(e));
     Push(packed, std::move(nibbles));
     Push(scales, std::move(exponents));
+  }
+
+  // Uniform random nibbles (values -8..7, RMS ~4.6) under one BF16 scale giving ~1/sqrt(cols);
+  // stored[2] is weight_shape.
+  void Int4(const std::vector<StoredTensor>& stored, int64_t rows, int64_t cols) {
+    std::vector<std::byte> nibbles(NumElements(stored[0].shape) * 4);
+    for (std::byte& b : nibbles) b = static_cast<std::byte>(Next());
+    Push(stored[0], std::move(nibbles));
+    Constant(stored[1], static_cast<float>(1.0 / (4.6 * std::sqrt(cols))));
+    const int32_t shape[2] = {static_cast<int32_t>(rows), static_cast<int32_t>(cols)};
+    std::vector<std::byte> shape_bytes(sizeof shape);
+    std::memcpy(shape_bytes.data(), shape, sizeof shape);
+    Push(stored[2], std::move(shape_bytes));
   }
 
   void Push(const StoredTensor& t, std::vector<std::byte> bytes) {

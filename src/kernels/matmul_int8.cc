@@ -1,0 +1,162 @@
+// Baseline half of the integer-activation path (matmul_int8.h): the process-wide setting,
+// activation quantisation, the double-precision definition and the threaded driver.
+#include "kernels/matmul_int8.h"
+
+#include <cpuid.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <vector>
+
+#include "base/check.h"
+#include "kernels/matmul_kernels.h"
+#include "kernels/matmul_split.h"
+#include "tensor/numeric.h"
+
+namespace k3::kernels {
+namespace {
+
+std::atomic<FourBitActivations> g_four_bit_activations{FourBitActivations::kFp32};
+
+}  // namespace
+
+void SetFourBitActivations(FourBitActivations activations) {
+  g_four_bit_activations.store(activations, std::memory_order_relaxed);
+}
+FourBitActivations GetFourBitActivations() {
+  return g_four_bit_activations.load(std::memory_order_relaxed);
+}
+bool MatMulHasInt8Dot() { return detail::CpuHasAvx512Vnni(); }
+
+namespace detail {
+namespace {
+
+// The stored-byte offset of the weights' integer values (matmul_int8.h).
+int32_t WeightOffset(WeightFormat format) { return format == WeightFormat::kInt4 ? 8 : 12; }
+
+// Weight integer k of a nibble and the block's weight scale s_w (matmul_int8.h).
+int32_t WeightInteger(WeightFormat format, uint8_t nibble) {
+  if (format == WeightFormat::kInt4) return nibble - 8;
+  return static_cast<int32_t>(2.0f * tensor::E2M1ToFloat(nibble));
+}
+double WeightScale(const WeightMatrix& w, int64_t row, int64_t block) {
+  const int64_t i = row * (w.cols / 32) + block;
+  if (w.format == WeightFormat::kInt4) return tensor::Bf16ToFloat(w.group_scales[i]);
+  return 0.5 * static_cast<double>(tensor::E8M0ToFloat(w.mx_scales[i]));
+}
+
+// One 32-column block of one token: its scale d, and q written where the kernels read it.
+void QuantizeBlock(const float* x, int8_t* q_even, int8_t* q_odd, float* d, int32_t* sum) {
+  float amax = 0.0f;
+  bool finite = true;
+  for (int c = 0; c < 32; ++c) {
+    finite = finite && std::isfinite(x[c]);
+    amax = std::max(amax, std::fabs(x[c]));
+  }
+  *sum = 0;
+  if (!finite || amax == 0.0f) {
+    *d = finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    std::fill(q_even, q_even + 16, int8_t{0});
+    std::fill(q_odd, q_odd + 16, int8_t{0});
+    return;
+  }
+  *d = amax / 127.0f;
+  const float inverse = 127.0f / amax;
+  for (int j = 0; j < 16; ++j) {
+    const auto even =
+        static_cast<int32_t>(std::clamp(std::nearbyint(x[2 * j] * inverse), -127.0f, 127.0f));
+    const auto odd =
+        static_cast<int32_t>(std::clamp(std::nearbyint(x[2 * j + 1] * inverse), -127.0f, 127.0f));
+    q_even[j] = static_cast<int8_t>(even);
+    q_odd[j] = static_cast<int8_t>(odd);
+    *sum += even + odd;
+  }
+}
+
+}  // namespace
+
+bool CpuHasAvx512Vnni() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    // CPUID leaf 7 ECX bit 11: AVX512_VNNI (clang 14's __builtin_cpu_supports lacks the name).
+    const bool vnni = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 11)) != 0;
+    return vnni && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma");
+  }();
+  return has;
+}
+
+Int8Activations QuantizeActivationsInt8(const float* x, int64_t tokens, int64_t cols,
+                                        WeightFormat format, base::Arena& arena) {
+  K3_CHECK(cols % 32 == 0) << "int8 activations need cols % 32 == 0, got " << cols;
+  Int8Activations a;
+  a.tokens = tokens;
+  a.chunks = (cols / 32 + kInt8ChunkBlocks - 1) / kInt8ChunkBlocks;
+  const int64_t chunk_count = tokens * a.chunks;
+  auto* q = arena.Allocate<int8_t>(chunk_count * 128);
+  auto* correction = arena.Allocate<int32_t>(chunk_count * 16);
+  auto* scale = arena.Allocate<float>(chunk_count * 16);
+  std::fill(q, q + chunk_count * 128, int8_t{0});
+  std::fill(correction, correction + chunk_count * 16, 0);
+  std::fill(scale, scale + chunk_count * 16, 0.0f);
+  const int32_t offset = WeightOffset(format);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t b = 0; b < cols / 32; ++b) {
+      const int64_t chunk = t * a.chunks + b / kInt8ChunkBlocks;
+      const int64_t slot = b % kInt8ChunkBlocks;
+      int8_t* base = q + chunk * 128 + slot * 16;
+      float d = 0.0f;
+      int32_t sum = 0;
+      QuantizeBlock(x + t * cols + b * 32, base, base + 64, &d, &sum);
+      correction[chunk * 16 + slot * 4] = -offset * sum;
+      std::fill(scale + chunk * 16 + slot * 4, scale + chunk * 16 + slot * 4 + 4, d);
+    }
+  }
+  a.q = q;
+  a.correction = correction;
+  a.scale = scale;
+  return a;
+}
+
+void MatMulInt8Definition(const float* x, int64_t tokens, const WeightMatrix& w, float* y) {
+  K3_CHECK(IsFourBit(w.format)) << "int8 activations apply to 4-bit weights";
+  base::Arena arena;
+  const Int8Activations a = QuantizeActivationsInt8(x, tokens, w.cols, w.format, arena);
+  const auto* bytes = static_cast<const uint8_t*>(w.data);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    for (int64_t t = 0; t < tokens; ++t) {
+      double acc = 0.0;
+      for (int64_t b = 0; b < w.cols / 32; ++b) {
+        const int64_t chunk = t * a.chunks + b / kInt8ChunkBlocks;
+        const int64_t slot = b % kInt8ChunkBlocks;
+        const int8_t* q = a.q + chunk * 128 + slot * 16;
+        int64_t dot = 0;
+        for (int j = 0; j < 16; ++j) {
+          const uint8_t byte = bytes[r * (w.cols / 2) + b * 16 + j];
+          dot += int64_t{WeightInteger(w.format, byte & 0xF)} * q[j];
+          dot += int64_t{WeightInteger(w.format, byte >> 4)} * q[64 + j];
+        }
+        acc += WeightScale(w, r, b) * a.scale[chunk * 16 + slot * 4] * static_cast<double>(dot);
+      }
+      y[t * w.rows + r] = static_cast<float>(acc);
+    }
+  }
+}
+
+void MatMulInt8Decode(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                      base::ThreadPool* pool, base::Arena& scratch) {
+  K3_CHECK(IsFourBit(w.format) && CpuHasAvx512Vnni());
+  Int8DecodeArgs args;
+  args.x = QuantizeActivationsInt8(x, tokens, w.cols, w.format, scratch);
+  args.w = &w;
+  args.y = y;
+  const Int8Kernels& k = VnniKernels();
+  SplitRange(w.rows, kDecodeRowGroup, TaskCount(pool, tokens * w.rows * w.cols), pool,
+             [&](int64_t r0, int64_t r1) { k.decode_rows(args, r0, r1); });
+}
+
+}  // namespace detail
+}  // namespace k3::kernels

@@ -1,0 +1,224 @@
+// The integer-activation path (matmul_int8.h) against two references: its own definition in
+// double (the kernels must reproduce the integer arithmetic up to float32 accumulation), and the
+// exact float64 product, within the derived bound matmul.h states.
+#include "kernels/matmul_int8.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/matmul_detail.h"
+#include "kernels/matmul_testing.h"
+#include "tensor/numeric.h"
+
+namespace k3::kernels {
+namespace {
+
+using detail::Isa;
+using detail::Regime;
+using matmul_testing::FillRandom;
+using matmul_testing::FormatCase;
+using matmul_testing::TestWeights;
+
+const FormatCase kFormats[] = {{"MXFP4", WeightFormat::kMxfp4}, {"INT4", WeightFormat::kInt4}};
+
+// Activations with outliers and sign changes, as hidden states have them.
+std::vector<float> Activations(size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = normal(rng) * (rng() % 17 == 0 ? 20.0f : 1.0f);
+  return x;
+}
+
+// Sets the process-wide setting for one scope.
+struct Int8Scope {
+  Int8Scope() { SetFourBitActivations(FourBitActivations::kInt8); }
+  ~Int8Scope() { SetFourBitActivations(FourBitActivations::kFp32); }
+};
+
+// The bound of matmul.h: sum_blocks (d / 2) (1 + 2^-20) sum_{c in block} |W[r, c]| plus the
+// float32 accumulation term, per output.
+std::vector<double> DerivedBound(const std::vector<float>& x, int64_t tokens,
+                                 const WeightMatrix& w) {
+  std::vector<double> bound(static_cast<size_t>(tokens * w.rows));
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    DequantizeRow(w, r, row.data());
+    for (int64_t t = 0; t < tokens; ++t) {
+      double total = 0.0, abs_products = 0.0;
+      for (int64_t b = 0; b < w.cols / 32; ++b) {
+        double amax = 0.0, weights = 0.0;
+        for (int64_t c = b * 32; c < b * 32 + 32; ++c) {
+          amax = std::max(amax, std::fabs(double{x[t * w.cols + c]}));
+          weights += std::fabs(double{row[c]});
+          abs_products += std::fabs(double{x[t * w.cols + c]} * row[c]);
+        }
+        total += amax / 127.0 / 2.0 * (1.0 + 0x1p-20) * weights;
+      }
+      bound[t * w.rows + r] = total + 1e-6 * abs_products + 1e-30;
+    }
+  }
+  return bound;
+}
+
+TEST(Int8ActivationsTest, QuantisationLayoutAndRounding) {
+  std::mt19937 rng(3);
+  const int64_t tokens = 2, cols = 160;  // 5 blocks: the second chunk holds one
+  const std::vector<float> x = Activations(tokens * cols, rng);
+  base::Arena arena;
+  const detail::Int8Activations a =
+      detail::QuantizeActivationsInt8(x.data(), tokens, cols, WeightFormat::kInt4, arena);
+  ASSERT_EQ(a.chunks, 2);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t b = 0; b < 5; ++b) {
+      const int64_t chunk = t * a.chunks + b / 4, slot = b % 4;
+      const float d = a.scale[chunk * 16 + slot * 4];
+      float amax = 0.0f;
+      for (int c = 0; c < 32; ++c) amax = std::max(amax, std::fabs(x[t * cols + b * 32 + c]));
+      EXPECT_FLOAT_EQ(d, amax / 127.0f);
+      int32_t sum = 0;
+      for (int c = 0; c < 32; ++c) {
+        const int8_t q = a.q[chunk * 128 + (c % 2) * 64 + slot * 16 + c / 2];
+        sum += q;
+        EXPECT_LE(std::fabs(x[t * cols + b * 32 + c] - q * d), d / 2 * (1 + 0x1p-20))
+            << "token " << t << " column " << b * 32 + c;
+      }
+      EXPECT_EQ(a.correction[chunk * 16 + slot * 4], -8 * sum);
+      for (int lane : {1, 2, 3}) EXPECT_EQ(a.correction[chunk * 16 + slot * 4 + lane], 0);
+      for (int lane : {1, 2, 3}) EXPECT_EQ(a.scale[chunk * 16 + slot * 4 + lane], d);
+    }
+    for (int i = 16; i < 64; ++i) {  // the empty slots 1..3 of the last chunk
+      EXPECT_EQ(a.q[(t * a.chunks + 1) * 128 + i], 0);
+      EXPECT_EQ(a.q[(t * a.chunks + 1) * 128 + 64 + i], 0);
+    }
+  }
+}
+
+TEST(Int8ActivationsTest, DefinitionIsWithinTheDerivedBoundOfTheExactProduct) {
+  std::mt19937 rng(11);
+  for (const FormatCase& fc : kFormats) {
+    for (int64_t cols : {32, 96, 256, 1024}) {
+      TestWeights t;
+      FillRandom(t, fc, 19, cols, rng);
+      const int64_t tokens = 3;
+      const std::vector<float> x = Activations(tokens * cols, rng);
+      std::vector<float> exact(tokens * 19), int8(tokens * 19);
+      MatMulReference(x.data(), tokens, t.w, exact.data());
+      detail::MatMulInt8Definition(x.data(), tokens, t.w, int8.data());
+      const std::vector<double> bound = DerivedBound(x, tokens, t.w);
+      double worst = 0.0;
+      for (size_t i = 0; i < exact.size(); ++i) {
+        const double err = std::fabs(double{int8[i]} - exact[i]);
+        ASSERT_LE(err, bound[i]) << fc.name << " cols " << cols << " output " << i;
+        worst = std::max(worst, err / bound[i]);
+      }
+      EXPECT_GT(worst, 0.0) << "the quantisation changed nothing: the test cannot fail";
+    }
+  }
+}
+
+// The kernels against the definition: the same integers, float32 sums in another order.
+void ExpectKernelMatchesDefinition(const TestWeights& t, const std::vector<float>& x,
+                                   int64_t tokens, base::ThreadPool* pool,
+                                   const std::string& what) {
+  const size_t n = static_cast<size_t>(tokens * t.w.rows);
+  std::vector<float> want(n), got(n, -12345.0f);
+  detail::MatMulInt8Definition(x.data(), tokens, t.w, want.data());
+  {
+    Int8Scope int8;
+    detail::MatMulWithIsa(Isa::kAvx512, Regime::kDecode, x.data(), tokens, t.w, got.data(), pool);
+  }
+  const std::vector<double> abs = matmul_testing::AbsProducts(x, tokens, t.w);
+  for (size_t i = 0; i < n; ++i) {
+    const double tolerance = 2e-5 * abs[i] + 1e-6;
+    ASSERT_LE(std::fabs(double{got[i]} - want[i]), tolerance)
+        << what << " token " << i / t.w.rows << " row " << i % t.w.rows << ": got " << got[i]
+        << " want " << want[i];
+  }
+}
+
+TEST(Int8ActivationsTest, VnniKernelsMatchTheDefinition) {
+  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  std::mt19937 rng(5);
+  base::ThreadPool pool(3);
+  for (const FormatCase& fc : kFormats) {
+    for (int64_t rows : {1, 3, 4, 5, 37, 130}) {
+      for (int64_t blocks : {1, 2, 3, 4, 5, 8, 33}) {
+        TestWeights t;
+        FillRandom(t, fc, rows, blocks * 32, rng);
+        for (int64_t tokens : {1, 2, 3, 4, 5, 9, 12}) {
+          const std::vector<float> x = Activations(tokens * blocks * 32, rng);
+          const std::string what = fc.name + " " + std::to_string(rows) + "x" +
+                                   std::to_string(blocks * 32) + " tokens " +
+                                   std::to_string(tokens);
+          ExpectKernelMatchesDefinition(t, x, tokens, nullptr, what);
+          if (rows >= 37) ExpectKernelMatchesDefinition(t, x, tokens, &pool, what + " pooled");
+        }
+      }
+    }
+  }
+}
+
+TEST(Int8ActivationsTest, EveryMxfp4ByteUnderEveryScale) {
+  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  TestWeights t;
+  matmul_testing::FillEveryMxfp4ByteUnderEveryScale(&t);
+  std::mt19937 rng(8);
+  const std::vector<float> x = Activations(2 * 32, rng);
+  const size_t n = static_cast<size_t>(2 * t.w.rows);
+  std::vector<float> want(n), got(n);
+  detail::MatMulInt8Definition(x.data(), 2, t.w, want.data());
+  {
+    Int8Scope int8;
+    detail::MatMulWithIsa(Isa::kAvx512, Regime::kDecode, x.data(), 2, t.w, got.data());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(want[i])) {  // the NaN scale byte
+      EXPECT_TRUE(std::isnan(got[i])) << "output " << i;
+      continue;
+    }
+    // Scales near 2^127 take partial sums past FLT_MAX in float32 accumulation (inf - inf), as
+    // they do on the exact path: only finite ranges are compared.
+    if (std::fabs(want[i]) > 0x1p120f) continue;
+    EXPECT_NEAR(got[i], want[i], 2e-6 * std::fabs(want[i]) + 1e-37) << "output " << i;
+  }
+}
+
+TEST(Int8ActivationsTest, NonFiniteActivationsGiveNaN) {
+  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  std::mt19937 rng(9);
+  TestWeights t;
+  FillRandom(t, kFormats[1], 8, 64, rng);
+  std::vector<float> x = Activations(64, rng);
+  x[40] = std::numeric_limits<float>::infinity();
+  std::vector<float> y(8);
+  Int8Scope int8;
+  MatMul(x.data(), 1, t.w, y.data());
+  for (float v : y) EXPECT_TRUE(std::isnan(v));
+}
+
+TEST(Int8ActivationsTest, SettingReachesThePublicEntryOnlyInTheDecodeRegime) {
+  std::mt19937 rng(10);
+  TestWeights t;
+  FillRandom(t, kFormats[0], 16, 128, rng);
+  const std::vector<float> x = Activations(20 * 128, rng);
+  std::vector<float> exact(20 * 16), int8(20 * 16), got(20 * 16);
+  MatMul(x.data(), 20, t.w, exact.data());
+  detail::MatMulInt8Definition(x.data(), 20, t.w, int8.data());
+  Int8Scope scope;
+  MatMul(x.data(), 1, t.w, got.data());
+  const bool ran_int8 = std::fabs(got[0] - int8[0]) < std::fabs(got[0] - exact[0]) ||
+                        (got[0] == int8[0] && got[0] != exact[0]);
+  EXPECT_EQ(ran_int8, MatMulHasInt8Dot());
+  MatMul(x.data(), 20, t.w, got.data());  // the GEMM regime stays exact
+  EXPECT_EQ(0, std::memcmp(got.data(), exact.data(), got.size() * sizeof(float)));
+}
+
+}  // namespace
+}  // namespace k3::kernels

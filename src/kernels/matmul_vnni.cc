@@ -1,0 +1,150 @@
+// The AVX512-VNNI kernels of the integer-activation path (matmul_int8.h): per 128-column chunk a
+// weight row's 64 bytes become two vectors of unsigned integer bytes (low and high nibbles, MXFP4
+// through a 16-byte table), two vpdpbusd per token sum them against the int8 activations
+// starting from the precomputed offset correction, and the 16 int32 lanes (4 per block) are
+// scaled (weight scale x activation scale) into float32 accumulators. Compiled with the AVX-512 +
+// VNNI flags (CMakeLists.txt), reached only after CpuHasAvx512Vnni(); follows the ODR rule of
+// matmul_simd_base.h.
+#include "kernels/matmul_int8.h"
+#include "kernels/matmul_simd_base.h"
+
+namespace k3::kernels::detail {
+namespace {
+
+// MXFP4 nibble -> 2 * E2M1 value + 12, in each 128-bit lane (vpshufb looks up per lane).
+#define K3_MXFP4_BYTES 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0
+alignas(64) constexpr int8_t kMxfp4Bytes[64] = {K3_MXFP4_BYTES, K3_MXFP4_BYTES, K3_MXFP4_BYTES,
+                                                K3_MXFP4_BYTES};
+#undef K3_MXFP4_BYTES
+
+// Tokens per tile: 4 rows x 4 tokens = 16 accumulators; each row's weights and scales are made
+// once per chunk and applied to every token of the tile.
+constexpr int kMaxTokens = 4;
+
+// The chunk's 4 weight scales s_w (matmul_int8.h) in lanes 4j .. 4j + 3 for slot j; `blocks`
+// (1..4) of them exist.
+template <WeightFormat F>
+K3_INLINE __m512 ChunkScales(const void* scales, int64_t chunk, int blocks) {
+  const __mmask8 m = static_cast<__mmask8>((1u << blocks) - 1);
+  __m128i bits;
+  if constexpr (F == WeightFormat::kInt4) {  // BF16: the high half of a float
+    const auto* p = static_cast<const uint16_t*>(scales) + chunk * kInt8ChunkBlocks;
+    bits = _mm_slli_epi32(_mm_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, p)), 16);
+  } else {  // E8M0 e, halved: 2^(e - 128), subnormal for e <= 1, NaN for 255
+    const auto* p = static_cast<const uint8_t*>(scales) + chunk * kInt8ChunkBlocks;
+    const __m128i e = _mm_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p));
+    const __m128i one = _mm_set1_epi32(1);
+    bits = _mm_slli_epi32(_mm_sub_epi32(e, one), 23);
+    bits = _mm_mask_mov_epi32(bits, _mm_cmpeq_epi32_mask(e, _mm_setzero_si128()),
+                              _mm_set1_epi32(0x00200000));
+    bits = _mm_mask_mov_epi32(bits, _mm_cmpeq_epi32_mask(e, one), _mm_set1_epi32(0x00400000));
+    bits = _mm_mask_mov_epi32(bits, _mm_cmpeq_epi32_mask(e, _mm_set1_epi32(255)),
+                              _mm_set1_epi32(0x7FC00000));
+  }
+  const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  return _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_castsi128_ps(bits)));
+}
+
+// The chunk's weight bytes (64, or 16 per block at the row's end) as the unsigned integers
+// k + offset: lo = the even columns of slots 0..3 (low nibbles), hi = the odd ones.
+template <WeightFormat F>
+K3_INLINE void ChunkWeights(const uint8_t* p, __mmask64 m, __m512i* lo, __m512i* hi) {
+  const __m512i w = _mm512_maskz_loadu_epi8(m, p);
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  *lo = _mm512_and_si512(w, nibble);
+  *hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), nibble);
+  if constexpr (F == WeightFormat::kMxfp4) {
+    const __m512i table = _mm512_load_si512(kMxfp4Bytes);
+    *lo = _mm512_shuffle_epi8(table, *lo);
+    *hi = _mm512_shuffle_epi8(table, *hi);
+  }
+}
+
+// The 4 rows of a decode row group (rows past nr repeat the last valid one).
+struct Rows {
+  const uint8_t* bytes[kDecodeRowGroup];
+  const void* scales[kDecodeRowGroup];
+  int nr;
+};
+
+// y[t0 + t, r + i] for t < TB, i < g.nr.
+template <WeightFormat F, int TB>
+void Tile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
+  constexpr int kR = kDecodeRowGroup;
+  const int64_t chunks = a.x.chunks, blocks = a.w->cols / 32;
+  __m512 acc[kR][TB];
+#pragma GCC unroll 4
+  for (int i = 0; i < kR; ++i) {
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) acc[i][t] = _mm512_setzero_ps();
+  }
+  for (int64_t k = 0; k < chunks; ++k) {
+    const int in_chunk = static_cast<int>(Min(kInt8ChunkBlocks, blocks - k * kInt8ChunkBlocks));
+    const __mmask64 m = in_chunk == 4 ? ~__mmask64{0} : (__mmask64{1} << (16 * in_chunk)) - 1;
+#pragma GCC unroll 4
+    for (int i = 0; i < kR; ++i) {
+      Prefetch(g.bytes[i], k * 64 + kPrefetchBytes);
+      __m512i lo, hi;
+      ChunkWeights<F>(g.bytes[i] + k * 64, m, &lo, &hi);
+      const __m512 sw = ChunkScales<F>(g.scales[i], k, in_chunk);
+#pragma GCC unroll 4
+      for (int t = 0; t < TB; ++t) {
+        const int64_t at = (t0 + t) * chunks + k;
+        const __m512i correction = _mm512_loadu_si512(a.x.correction + at * 16);
+        __m512i dot = _mm512_dpbusd_epi32(correction, lo, _mm512_loadu_si512(a.x.q + at * 128));
+        dot = _mm512_dpbusd_epi32(dot, hi, _mm512_loadu_si512(a.x.q + at * 128 + 64));
+        const __m512 scale = _mm512_mul_ps(sw, _mm512_loadu_ps(a.x.scale + at * 16));
+        acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[i][t]);
+      }
+    }
+  }
+  const int64_t ldy = a.w->rows;
+#pragma GCC unroll 4
+  for (int t = 0; t < TB; ++t) {
+    for (int i = 0; i < g.nr; ++i) a.y[(t0 + t) * ldy + r + i] = _mm512_reduce_add_ps(acc[i][t]);
+  }
+}
+
+template <WeightFormat F>
+void DecodeRowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
+  const WeightMatrix& w = *a.w;
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t r = r0; r < r1; r += kDecodeRowGroup) {
+    Rows g;
+    g.nr = static_cast<int>(Min(kDecodeRowGroup, r1 - r));
+    for (int i = 0; i < kDecodeRowGroup; ++i) {
+      const int64_t row = r + Min(i, g.nr - 1);
+      g.bytes[i] = base + row * (w.cols / 2);
+      g.scales[i] = FourBitScaleRow(w, row);
+    }
+    for (int64_t t0 = 0; t0 < a.x.tokens; t0 += kMaxTokens) {
+      switch (Min(kMaxTokens, a.x.tokens - t0)) {
+        case 1:
+          Tile<F, 1>(a, g, t0, r);
+          break;
+        case 2:
+          Tile<F, 2>(a, g, t0, r);
+          break;
+        case 3:
+          Tile<F, 3>(a, g, t0, r);
+          break;
+        default:
+          Tile<F, 4>(a, g, t0, r);
+          break;
+      }
+    }
+  }
+}
+
+void DecodeRows(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
+  if (a.w->format == WeightFormat::kInt4) return DecodeRowsIn<WeightFormat::kInt4>(a, r0, r1);
+  DecodeRowsIn<WeightFormat::kMxfp4>(a, r0, r1);
+}
+
+constexpr Int8Kernels kKernels = {&DecodeRows};
+
+}  // namespace
+
+const Int8Kernels& VnniKernels() { return kKernels; }
+
+}  // namespace k3::kernels::detail
