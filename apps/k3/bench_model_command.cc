@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/k3/bench_model_quant.h"
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
@@ -41,6 +42,7 @@ struct BenchModelFlags {
   size_t threads = 0;
   std::string gemm_precision = "fp32";
   std::string expert_activations = "fp32";
+  std::string weight_quant = "none";
 };
 
 double Seconds(Clock::time_point since) {
@@ -59,6 +61,8 @@ int64_t MatrixBytes(const model::WeightMatrix& w) {
       return n / 2 + n / 32;
     case kernels::WeightFormat::kInt4:
       return n / 2 + n / 16;
+    case kernels::WeightFormat::kInt8Block:
+      return n + n / 16;
     case kernels::WeightFormat::kFp8Block:
       return n + n / (w.block * w.block) * 4;
   }
@@ -304,14 +308,27 @@ int RunBenchModel(const BenchModelFlags& f) {
       return 2;
     }
   }
+  auto quant = model::ParseWeightQuant(f.weight_quant);
+  if (!quant.ok()) {
+    K3_LOG(kError) << quant.status().ToString();
+    return 2;
+  }
   base::ThreadPool pool(f.threads);
   const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
-  auto model = model::testing::LoadOrMakeBenchModel(dir, true, &pool);
+  auto model = model::testing::LoadOrMakeBenchModel(dir, true, &pool, *quant);
   if (!model.ok()) {
     K3_LOG(kError) << model.status().ToString();
     return 1;
   }
   const model::Model& m = **model;
+  if (*quant != model::WeightQuant::kNone) {
+    auto exact = model::Model::Load(dir, &pool);
+    if (!exact.ok()) {
+      K3_LOG(kError) << exact.status().ToString();
+      return 1;
+    }
+    PrintQuantError(**exact, m, 64);
+  }
   const auto& c = m.config();
   K3_LOG(kInfo) << "measuring memory read bandwidth and peak FP32 FMA rate (" << pool.parallelism()
                 << " threads)";
@@ -361,6 +378,7 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
   app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
   AddGemmPrecisionFlag(app, &f->gemm_precision);
   AddExpertActivationsFlag(app, &f->expert_activations);
+  AddWeightQuantFlag(app, &f->weight_quant);
   return [f, batches, prefill]() {
     f->batches = ParseList(*batches);
     f->prefill = ParseList(*prefill);

@@ -64,7 +64,16 @@ base::Status EngineFlags::Finish() {
   K3_ASSIGN_OR_RETURN(config.cache_memory_bytes, ParseByteSize(cache_memory));
   config.enable_prefix_caching = !no_prefix_caching;
   K3_RETURN_IF_ERROR(ApplyExpertActivations(expert_activations));
+  K3_ASSIGN_OR_RETURN(weight_quant, model::ParseWeightQuant(weight_quant_name));
   return ApplyGemmPrecision(gemm_precision);
+}
+
+void AddWeightQuantFlag(CLI::App& app, std::string* value) {
+  app.add_option("--weight-quant", *value,
+                 "none, or int8: re-quantise the dense BF16 projections (attention, shared "
+                 "experts, dense MLP, lm_head) to int8 per 32 at load; W8A8 on AVX512-VNNI "
+                 "(docs/model.md: error and speed)")
+      ->capture_default_str();
 }
 
 void AddExpertActivationsFlag(CLI::App& app, std::string* value) {
@@ -104,6 +113,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   app.add_flag("--no-prefix-caching", f->no_prefix_caching, "Never reuse cached prefixes");
   AddGemmPrecisionFlag(app, &f->gemm_precision);
   AddExpertActivationsFlag(app, &f->expert_activations);
+  AddWeightQuantFlag(app, &f->weight_quant_name);
   app.add_option("--max-model-len", c.max_model_len,
                  "Longest prompt + output in tokens (0 = what the model and cache allow)")
       ->capture_default_str();

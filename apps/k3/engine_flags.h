@@ -7,6 +7,7 @@
 
 #include "base/result.h"
 #include "engine/engine_config.h"
+#include "model/weight_quant.h"
 
 namespace k3::app {
 
@@ -16,6 +17,8 @@ struct EngineFlags {
   bool no_prefix_caching = false;
   std::string gemm_precision = "fp32";
   std::string expert_activations = "fp32";
+  std::string weight_quant_name = "none";
+  model::WeightQuant weight_quant = model::WeightQuant::kNone;  // from weight_quant_name
   // Parses cache_memory and fills config, applies --gemm-precision and --expert-activations
   // (process-wide); INVALID_ARGUMENT on a bad value.
   base::Status Finish();
@@ -28,6 +31,8 @@ base::Status ApplyGemmPrecision(const std::string& name);
 // --expert-activations alone and applying it (a warning says when this CPU cannot run int8).
 void AddExpertActivationsFlag(CLI::App& app, std::string* value);
 base::Status ApplyExpertActivations(const std::string& name);
+// --weight-quant alone.
+void AddWeightQuantFlag(CLI::App& app, std::string* value);
 
 // "512MiB", "4GiB", "1.5G", "1048576" -> bytes.
 base::Result<int64_t> ParseByteSize(const std::string& text);

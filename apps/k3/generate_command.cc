@@ -27,6 +27,7 @@ struct GenerateFlags {
   bool ignore_eos = false;
   bool mxfp8_experts = false;
   std::string expert_activations = "fp32";
+  std::string weight_quant = "none";
   std::string dump_logits;
   std::string kda_mode = "auto";
   std::string mla_mode = "auto";
@@ -73,7 +74,8 @@ base::Status RunGenerate(const GenerateFlags& f) {
   base::ThreadPool pool(f.threads);
   K3_LOG(kInfo) << "loading " << f.model;
   K3_ASSIGN_OR_RETURN(auto backend, MakeBackend(f.backend, &pool));
-  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(f.model, std::move(backend)));
+  K3_ASSIGN_OR_RETURN(model::WeightQuant quant, model::ParseWeightQuant(f.weight_quant));
+  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(f.model, std::move(backend), quant, &pool));
   const model::ModelConfig& config = model->config();
   K3_LOG(kInfo) << model::FamilyName(config.family) << ": " << config.num_layers << " layers ("
                 << config.num_kda_layers() << " KDA, " << config.num_mla_layers()
@@ -143,6 +145,7 @@ CommandFn AddGenerateCommand(CLI::App& app) {
   app.add_flag("--mxfp8-experts", f->mxfp8_experts,
                "Quantise routed-expert inputs to MXFP8 (default: exact FP32 activations)");
   AddExpertActivationsFlag(app, &f->expert_activations);
+  AddWeightQuantFlag(app, &f->weight_quant);
   app.add_option("--kda-mode", f->kda_mode, "auto, recurrent or chunked")->capture_default_str();
   app.add_option("--mla-mode", f->mla_mode, "auto, naive or absorbed")->capture_default_str();
   app.add_option("--backend", f->backend, kBackendHelp)->capture_default_str();

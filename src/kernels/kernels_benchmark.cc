@@ -77,6 +77,8 @@ const char* FormatName(WeightFormat f) {
       return "MXFP4";
     case WeightFormat::kInt4:
       return "INT4";
+    case WeightFormat::kInt8Block:
+      return "INT8";
     default:
       return "FP8";
   }
@@ -93,7 +95,9 @@ class WeightSet {
     if (IsFourBit(format)) bytes /= 2;
     data_bytes_ = static_cast<size_t>(bytes);
     if (format == WeightFormat::kMxfp4) scale_bytes_ = static_cast<size_t>(rows * cols / 32);
-    if (format == WeightFormat::kInt4) scale_bytes_ = static_cast<size_t>(rows * cols / 32) * 2;
+    if (format == WeightFormat::kInt4 || format == WeightFormat::kInt8Block) {
+      scale_bytes_ = static_cast<size_t>(rows * cols / 32) * 2;
+    }
     if (format == WeightFormat::kFp8Block) {
       scale_bytes_ = static_cast<size_t>((rows + 127) / 128 * ((cols + 127) / 128)) * 4;
     }
@@ -117,7 +121,7 @@ class WeightSet {
     w.cols = cols_;
     w.data = base;
     if (format_ == WeightFormat::kMxfp4) w.mx_scales = base + data_bytes_;
-    if (format_ == WeightFormat::kInt4) {
+    if (format_ == WeightFormat::kInt4 || format_ == WeightFormat::kInt8Block) {
       w.group_scales = reinterpret_cast<const uint16_t*>(base + data_bytes_);
     }
     if (format_ == WeightFormat::kFp8Block) {
@@ -151,6 +155,7 @@ class WeightSet {
         for (size_t i = 0; i < scale_bytes_; ++i) p[data_bytes_ + i] = 120 + rng() % 8;
         break;
       case WeightFormat::kInt4:
+      case WeightFormat::kInt8Block:
         for (size_t i = 0; i < data_bytes_; ++i) p[i] = static_cast<uint8_t>(rng());
         for (size_t i = 0; i < scale_bytes_ / 2; ++i) {
           reinterpret_cast<uint16_t*>(p + data_bytes_)[i] = tensor::FloatToBf16(1e-2f);
@@ -320,9 +325,9 @@ void RegisterPrecision() {
 
 void RegisterAll() {
   RegisterPrecision();
-  const WeightFormat formats[] = {WeightFormat::kBF16, WeightFormat::kMxfp4,
-                                  WeightFormat::kInt4, WeightFormat::kFp8Block,
-                                  WeightFormat::kF16,  WeightFormat::kF32};
+  const WeightFormat formats[] = {
+      WeightFormat::kBF16,     WeightFormat::kMxfp4, WeightFormat::kInt4, WeightFormat::kInt8Block,
+      WeightFormat::kFp8Block, WeightFormat::kF16,   WeightFormat::kF32};
   for (WeightFormat format : formats) {
     for (Isa isa : detail::SupportedIsas()) {
       for (int64_t tokens : {1, 8, 32}) {

@@ -54,7 +54,12 @@ void CheckWeights(const WeightMatrix& w) {
     K3_CHECK(w.cols % 32 == 0) << "4-bit weights need cols % 32 == 0, got " << w.cols;
   }
   if (w.format == WeightFormat::kMxfp4) K3_CHECK(w.mx_scales != nullptr) << "MXFP4 scales missing";
-  if (w.format == WeightFormat::kInt4) K3_CHECK(w.group_scales != nullptr) << "INT4 scales missing";
+  if (w.format == WeightFormat::kInt8Block) {
+    K3_CHECK(w.cols % 32 == 0) << "int8 block weights need cols % 32 == 0, got " << w.cols;
+  }
+  if (w.format == WeightFormat::kInt4 || w.format == WeightFormat::kInt8Block) {
+    K3_CHECK(w.group_scales != nullptr) << "BF16 group scales missing";
+  }
   if (w.format == WeightFormat::kFp8Block) {
     K3_CHECK(w.block > 0) << "FP8 block size " << w.block;
     K3_CHECK(w.block_scales != nullptr) << "FP8 block scales missing";
@@ -149,7 +154,7 @@ void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const Wei
   if (IsFourBit(w.format) || w.format == WeightFormat::kBF16) {
     args.x = PermuteEvenOdd(x, tokens, w.cols, k.pair_group, scratch);
   }
-  bool need_scratch = false;
+  bool need_scratch = w.format == WeightFormat::kInt8Block;  // dequantised per row group
   if (w.format == WeightFormat::kFp8Block) {
     args.fp8_fast = w.block % k.lanes == 0 && Fp8ScalesFoldable(w);
     need_scratch = !args.fp8_fast;
@@ -231,6 +236,13 @@ void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out) {
                  tensor::Bf16ToFloat(w.group_scales[row * (cols / 32) + c / 32]);
         break;
       }
+      case WeightFormat::kInt8Block: {
+        const uint8_t byte =
+            static_cast<const uint8_t*>(w.data)[row * cols + Int8BlockOffset(c, cols)];
+        out[c] = static_cast<float>(int{byte} - 128) *
+                 tensor::Bf16ToFloat(w.group_scales[row * (cols / 32) + c / 32]);
+        break;
+      }
       case WeightFormat::kFp8Block:
         out[c] = tensor::E4M3ToFloat(static_cast<const uint8_t*>(w.data)[row * cols + c]) *
                  w.block_scales[row / w.block * ScaleCols(w) + c / w.block];
@@ -308,9 +320,14 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (regime == Regime::kAuto) {
     regime = tokens <= DecodeMaxTokens(isa, w.format) ? Regime::kDecode : Regime::kGemm;
   }
+  // kInt8Block runs W8A8 in every regime where VNNI exists (its weights need no decoding, so the
+  // token-tiled kernel also serves as the GEMM); 4-bit weights only in the decode regime.
+  const bool vnni = isa == Isa::kAvx512 && CpuHasAvx512Vnni();
+  if (vnni && w.format == WeightFormat::kInt8Block) {
+    return MatMulInt8Decode(x, tokens, w, y, pool, arena);
+  }
   if (regime == Regime::kDecode) {
-    if (isa == Isa::kAvx512 && IsFourBit(w.format) &&
-        GetFourBitActivations() == FourBitActivations::kInt8 && CpuHasAvx512Vnni()) {
+    if (vnni && IsFourBit(w.format) && GetFourBitActivations() == FourBitActivations::kInt8) {
       return MatMulInt8Decode(x, tokens, w, y, pool, arena);
     }
     return MatMulDecode(k, x, tokens, w, y, pool, arena);
@@ -322,6 +339,35 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   }
   MatMulGemm(k, x, tokens, w, y, pool, arena);
 }
+
+namespace {
+
+// kInt8Block by whole 32-column blocks (each block's 16 even and 16 odd bytes are contiguous:
+// Int8BlockOffset), per column at unaligned ends.
+void DequantizeInt8BlockRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
+                              float* out) {
+  const int64_t cols = w.cols;
+  const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * cols;
+  const uint16_t* scales = w.group_scales + row * (cols / 32);
+  int64_t c = c0;
+  auto one = [&](int64_t col) {
+    out[col - c0] = static_cast<float>(int{p[Int8BlockOffset(col, cols)]} - 128) *
+                    tensor::Bf16ToFloat(scales[col / 32]);
+  };
+  for (; c < c1 && c % 32 != 0; ++c) one(c);
+  for (; c + 32 <= c1; c += 32) {
+    const uint8_t* even = p + Int8BlockOffset(c, cols);
+    const uint8_t* odd = p + Int8BlockOffset(c + 1, cols);
+    const float scale = tensor::Bf16ToFloat(scales[c / 32]);
+    for (int i = 0; i < 16; ++i) {
+      out[c - c0 + 2 * i] = static_cast<float>(int{even[i]} - 128) * scale;
+      out[c - c0 + 2 * i + 1] = static_cast<float>(int{odd[i]} - 128) * scale;
+    }
+  }
+  for (; c < c1; ++c) one(c);
+}
+
+}  // namespace
 
 void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out) {
   const int64_t cols = w.cols;
@@ -361,6 +407,8 @@ void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
       }
       return;
     }
+    case WeightFormat::kInt8Block:
+      return DequantizeInt8BlockRange(w, row, c0, c1, out);
     case WeightFormat::kFp8Block: {
       const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * cols;
       const float* scales = w.block_scales + row / w.block * ScaleCols(w);

@@ -15,11 +15,15 @@ enum class WeightFormat : uint8_t {
   kF32,
   kBF16,
   kF16,
-  kMxfp4,     // OCP MXFP4: E2M1 nibbles (low nibble = even column), one E8M0 scale per 32 columns
-  kFp8Block,  // E4M3 bytes, one float scale per `block` x `block` tile (DeepSeek weight_scale_inv)
-  kInt4,      // compressed-tensors pack-quantized INT4 (K2-Thinking / K2.5 routed experts): nibble
-              // u (low nibble = even column, the int32 words' byte order) is the value u - 8, one
-              // BF16 scale per 32 columns
+  kMxfp4,      // OCP MXFP4: E2M1 nibbles (low nibble = even column), one E8M0 scale per 32 columns
+  kFp8Block,   // E4M3 bytes, one float scale per `block` x `block` tile (DeepSeek weight_scale_inv)
+  kInt4,       // compressed-tensors pack-quantized INT4 (K2-Thinking / K2.5 routed experts): nibble
+               // u (low nibble = even column, the int32 words' byte order) is the value u - 8, one
+               // BF16 scale per 32 columns
+  kInt8Block,  // int8 weights made at load (--weight-quant int8): byte u is the value u - 128,
+               // one BF16 scale per 32 columns, bytes in Int8BlockOffset's order. With
+               // AVX512-VNNI its products always take int8 activations (W8A8, any token count,
+               // the FourBitActivations::kInt8 bound below); elsewhere they are exact.
 };
 
 // MXFP4 and INT4 store two 4-bit weights per byte with one scale per 32 columns.
@@ -37,7 +41,7 @@ struct WeightMatrix {
   const void* data = nullptr;
   // kMxfp4: E8M0 bytes [rows, cols / 32]. Unused otherwise.
   const uint8_t* mx_scales = nullptr;
-  // kInt4: BF16 bits [rows, cols / 32]. Unused otherwise.
+  // kInt4, kInt8Block: BF16 bits [rows, cols / 32]. Unused otherwise.
   const uint16_t* group_scales = nullptr;
   // kFp8Block: float32 [ceil(rows / block), ceil(cols / block)], multiplied into the tile's values.
   const float* block_scales = nullptr;
@@ -46,9 +50,10 @@ struct WeightMatrix {
 
 // y[t, r] = sum_c x[t, c] * W[r, c] for t in [0, tokens). x is [tokens, cols] and y is
 // [tokens, rows], both contiguous. Splits rows over `pool` when given (nullptr = calling thread).
-// Requires cols % 32 == 0 for kMxfp4 and kInt4. Per-call buffers (packed or permuted x, per-task
-// scratch) come from `scratch` when given and are released before returning, so a warm arena makes
-// the call allocation-free (GemmPrecision::kBf16 on AMX still allocates); else from the heap.
+// Requires cols % 32 == 0 for kMxfp4, kInt4 and kInt8Block. Per-call buffers (packed or permuted x,
+// per-task scratch) come from `scratch` when given and are released before returning, so a warm
+// arena makes the call allocation-free (GemmPrecision::kBf16 on AMX still allocates); else from the
+// heap.
 void MatMul(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
             base::ThreadPool* pool = nullptr, base::Arena* scratch = nullptr);
 
@@ -63,6 +68,16 @@ void DequantizeRow(const WeightMatrix& w, int64_t row, float* out);
 // place with the dequantised values, so any MatMul then computes the quantised product exactly.
 // Requires n % 32 == 0.
 void QuantizeMxfp8InPlace(float* x, int64_t n);
+
+// kInt8Block: where column c of a row is stored, relative to the row's first byte (cols bytes per
+// row). Per 128-column chunk of n <= 4 blocks: the even columns of its blocks (16 per block), then
+// the odd ones, the order the integer kernels read 4-bit weights in (matmul_int8.h).
+int64_t Int8BlockOffset(int64_t c, int64_t cols);
+// Quantises w (any format, cols % 32 == 0) to kInt8Block: per row and 32 columns, scale = BF16 of
+// amax / 127 rounded up, u = round(w / scale) + 128. `data` holds rows * cols bytes and `scales`
+// rows * cols / 32; the result views them. Each weight's error is at most scale / 2.
+WeightMatrix QuantizeInt8Block(const WeightMatrix& w, uint8_t* data, uint16_t* scales,
+                               base::ThreadPool* pool = nullptr);
 
 // Which SIMD level MatMul uses on this machine: "avx512", "avx2" or "scalar".
 const char* MatMulIsa();

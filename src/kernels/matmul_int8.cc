@@ -19,6 +19,13 @@ namespace {
 
 std::atomic<FourBitActivations> g_four_bit_activations{FourBitActivations::kFp32};
 
+// BF16 of v rounded up in magnitude (v > 0 finite): the scale never shrinks below amax / 127.
+uint16_t Bf16RoundUp(float v) {
+  uint16_t bits = tensor::FloatToBf16(v);
+  if (tensor::Bf16ToFloat(bits) < v) ++bits;
+  return bits;
+}
+
 }  // namespace
 
 void SetFourBitActivations(FourBitActivations activations) {
@@ -29,21 +36,78 @@ FourBitActivations GetFourBitActivations() {
 }
 bool MatMulHasInt8Dot() { return detail::CpuHasAvx512Vnni(); }
 
+int64_t Int8BlockOffset(int64_t c, int64_t cols) {
+  const int64_t chunk = c / 128, slot = (c % 128) / 32;
+  const int64_t blocks = std::min<int64_t>(4, cols / 32 - chunk * 4);
+  return chunk * 128 + (c % 2) * 16 * blocks + slot * 16 + (c % 32) / 2;
+}
+
+WeightMatrix QuantizeInt8Block(const WeightMatrix& w, uint8_t* data, uint16_t* scales,
+                               base::ThreadPool* pool) {
+  K3_CHECK(w.cols % 32 == 0) << "int8 block weights need cols % 32 == 0, got " << w.cols;
+  const int64_t cols = w.cols;
+  detail::SplitRange(w.rows, 1, detail::TaskCount(pool, w.rows * cols * 8), pool,
+                     [&](int64_t r0, int64_t r1) {
+                       std::vector<float> row(static_cast<size_t>(cols));
+                       for (int64_t r = r0; r < r1; ++r) {
+                         DequantizeRow(w, r, row.data());
+                         for (int64_t b = 0; b < cols / 32; ++b) {
+                           float amax = 0.0f;
+                           for (int c = 0; c < 32; ++c) {
+                             amax = std::max(amax, std::fabs(row[b * 32 + c]));
+                           }
+                           const uint16_t bits = amax > 0 ? Bf16RoundUp(amax / 127.0f) : 0;
+                           scales[r * (cols / 32) + b] = bits;
+                           const float scale = tensor::Bf16ToFloat(bits);
+                           for (int64_t c = b * 32; c < b * 32 + 32; ++c) {
+                             const float q = scale > 0 ? std::nearbyint(row[c] / scale) : 0.0f;
+                             data[r * cols + Int8BlockOffset(c, cols)] =
+                                 static_cast<uint8_t>(std::clamp(q, -127.0f, 127.0f) + 128.0f);
+                           }
+                         }
+                       }
+                     });
+  WeightMatrix out;
+  out.format = WeightFormat::kInt8Block;
+  out.rows = w.rows;
+  out.cols = cols;
+  out.data = data;
+  out.group_scales = scales;
+  return out;
+}
+
 namespace detail {
 namespace {
 
 // The stored-byte offset of the weights' integer values (matmul_int8.h).
-int32_t WeightOffset(WeightFormat format) { return format == WeightFormat::kInt4 ? 8 : 12; }
+int32_t WeightOffset(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kInt4:
+      return 8;
+    case WeightFormat::kInt8Block:
+      return 128;
+    default:
+      return 12;
+  }
+}
 
-// Weight integer k of a nibble and the block's weight scale s_w (matmul_int8.h).
-int32_t WeightInteger(WeightFormat format, uint8_t nibble) {
-  if (format == WeightFormat::kInt4) return nibble - 8;
+// Weight integer k of W[row, c] and the block's weight scale s_w (matmul_int8.h).
+int32_t WeightInteger(const WeightMatrix& w, int64_t row, int64_t c) {
+  const auto* bytes = static_cast<const uint8_t*>(w.data);
+  if (w.format == WeightFormat::kInt8Block) {
+    return int32_t{bytes[row * w.cols + Int8BlockOffset(c, w.cols)]} - 128;
+  }
+  const uint8_t byte = bytes[row * (w.cols / 2) + c / 2];
+  const uint8_t nibble = c % 2 == 0 ? byte & 0xF : byte >> 4;
+  if (w.format == WeightFormat::kInt4) return nibble - 8;
   return static_cast<int32_t>(2.0f * tensor::E2M1ToFloat(nibble));
 }
 double WeightScale(const WeightMatrix& w, int64_t row, int64_t block) {
   const int64_t i = row * (w.cols / 32) + block;
-  if (w.format == WeightFormat::kInt4) return tensor::Bf16ToFloat(w.group_scales[i]);
-  return 0.5 * static_cast<double>(tensor::E8M0ToFloat(w.mx_scales[i]));
+  if (w.format == WeightFormat::kMxfp4) {
+    return 0.5 * static_cast<double>(tensor::E8M0ToFloat(w.mx_scales[i]));
+  }
+  return tensor::Bf16ToFloat(w.group_scales[i]);
 }
 
 // One 32-column block of one token: its scale d, and q written where the kernels read it.
@@ -122,10 +186,10 @@ Int8Activations QuantizeActivationsInt8(const float* x, int64_t tokens, int64_t 
 }
 
 void MatMulInt8Definition(const float* x, int64_t tokens, const WeightMatrix& w, float* y) {
-  K3_CHECK(IsFourBit(w.format)) << "int8 activations apply to 4-bit weights";
+  K3_CHECK(IsFourBit(w.format) || w.format == WeightFormat::kInt8Block)
+      << "int8 activations apply to 4-bit and int8 weights";
   base::Arena arena;
   const Int8Activations a = QuantizeActivationsInt8(x, tokens, w.cols, w.format, arena);
-  const auto* bytes = static_cast<const uint8_t*>(w.data);
   for (int64_t r = 0; r < w.rows; ++r) {
     for (int64_t t = 0; t < tokens; ++t) {
       double acc = 0.0;
@@ -135,9 +199,8 @@ void MatMulInt8Definition(const float* x, int64_t tokens, const WeightMatrix& w,
         const int8_t* q = a.q + chunk * 128 + slot * 16;
         int64_t dot = 0;
         for (int j = 0; j < 16; ++j) {
-          const uint8_t byte = bytes[r * (w.cols / 2) + b * 16 + j];
-          dot += int64_t{WeightInteger(w.format, byte & 0xF)} * q[j];
-          dot += int64_t{WeightInteger(w.format, byte >> 4)} * q[64 + j];
+          dot += int64_t{WeightInteger(w, r, b * 32 + 2 * j)} * q[j];
+          dot += int64_t{WeightInteger(w, r, b * 32 + 2 * j + 1)} * q[64 + j];
         }
         acc += WeightScale(w, r, b) * a.scale[chunk * 16 + slot * 4] * static_cast<double>(dot);
       }
@@ -148,7 +211,7 @@ void MatMulInt8Definition(const float* x, int64_t tokens, const WeightMatrix& w,
 
 void MatMulInt8Decode(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
                       base::ThreadPool* pool, base::Arena& scratch) {
-  K3_CHECK(IsFourBit(w.format) && CpuHasAvx512Vnni());
+  K3_CHECK((IsFourBit(w.format) || w.format == WeightFormat::kInt8Block) && CpuHasAvx512Vnni());
   Int8DecodeArgs args;
   args.x = QuantizeActivationsInt8(x, tokens, w.cols, w.format, scratch);
   args.w = &w;

@@ -26,7 +26,9 @@ using matmul_testing::FillRandom;
 using matmul_testing::FormatCase;
 using matmul_testing::TestWeights;
 
-const FormatCase kFormats[] = {{"MXFP4", WeightFormat::kMxfp4}, {"INT4", WeightFormat::kInt4}};
+const FormatCase kFormats[] = {{"MXFP4", WeightFormat::kMxfp4},
+                               {"INT4", WeightFormat::kInt4},
+                               {"INT8_block", WeightFormat::kInt8Block}};
 
 // Activations with outliers and sign changes, as hidden states have them.
 std::vector<float> Activations(size_t n, std::mt19937& rng) {
@@ -187,6 +189,53 @@ TEST(Int8ActivationsTest, EveryMxfp4ByteUnderEveryScale) {
     // they do on the exact path: only finite ranges are compared.
     if (std::fabs(want[i]) > 0x1p120f) continue;
     EXPECT_NEAR(got[i], want[i], 2e-6 * std::fabs(want[i]) + 1e-37) << "output " << i;
+  }
+}
+
+// kInt8Block: QuantizeInt8Block stays within scale / 2 of every weight, Int8BlockOffset places
+// each column once, and every path that is not the integer kernels (scalar, AVX2, and AVX-512
+// without VNNI) computes the exact product of the stored weights.
+TEST(Int8BlockWeightsTest, QuantisationLayoutAndExactPaths) {
+  std::mt19937 rng(12);
+  for (int64_t cols : {32, 96, 128, 160, 1024}) {
+    std::vector<bool> seen(static_cast<size_t>(cols), false);
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t at = Int8BlockOffset(c, cols);
+      ASSERT_TRUE(at >= 0 && at < cols && !seen[static_cast<size_t>(at)]) << cols << " " << c;
+      seen[static_cast<size_t>(at)] = true;
+    }
+    TestWeights source;
+    FillRandom(source, {"BF16", WeightFormat::kBF16}, 37, cols, rng);
+    std::vector<uint8_t> data(static_cast<size_t>(37 * cols));
+    std::vector<uint16_t> scales(static_cast<size_t>(37 * cols / 32));
+    const WeightMatrix q = QuantizeInt8Block(source.w, data.data(), scales.data());
+    std::vector<float> want(static_cast<size_t>(cols)), got(want.size());
+    for (int64_t r = 0; r < 37; ++r) {
+      DequantizeRow(source.w, r, want.data());
+      DequantizeRow(q, r, got.data());
+      for (int64_t c = 0; c < cols; ++c) {
+        const float scale =
+            tensor::Bf16ToFloat(scales[static_cast<size_t>(r * cols / 32 + c / 32)]);
+        ASSERT_LE(std::fabs(got[c] - want[c]), scale / 2 * (1 + 1e-6))
+            << "row " << r << " col " << c;
+      }
+    }
+    for (int64_t tokens : {1, 5, 20}) {
+      const std::vector<float> x = Activations(tokens * cols, rng);
+      std::vector<float> exact(static_cast<size_t>(tokens * 37)), y(exact.size());
+      MatMulReference(x.data(), tokens, q, exact.data());
+      const std::vector<double> abs = matmul_testing::AbsProducts(x, tokens, q);
+      for (Isa isa : detail::SupportedIsas()) {
+        for (Regime regime : {Regime::kDecode, Regime::kGemm}) {
+          if (isa == Isa::kAvx512 && MatMulHasInt8Dot()) continue;  // W8A8 there
+          detail::MatMulWithIsa(isa, regime, x.data(), tokens, q, y.data());
+          for (size_t i = 0; i < y.size(); ++i) {
+            ASSERT_LE(std::fabs(double{y[i]} - exact[i]), 1e-5 * abs[i] + 1e-6)
+                << detail::IsaName(isa) << " cols " << cols << " tokens " << tokens;
+          }
+        }
+      }
+    }
   }
 }
 

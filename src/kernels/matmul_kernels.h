@@ -95,6 +95,10 @@ struct IsaKernels {
 const IsaKernels& Avx2Kernels();
 const IsaKernels& Avx512Kernels();
 
+// The scalar conversion (matmul.cc, baseline code): the SIMD kernels call it for kInt8Block,
+// whose products run on the integer kernels (matmul_int8.h) or through row-group scratch.
+void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
+
 // GemmPrecision::kBf16 GEMM on AMX tiles (matmul_amx.cc; driven by matmul_bf16.cc). x is packed
 // once per call to BF16 rows; each task converts a panel of 32 weight rows kGemmKc columns at a
 // time into the pair-interleaved tile layout tdpbf16ps reads (B[k/2][n] = W[n][k..k+1]) and runs

@@ -73,9 +73,9 @@ inline const void* RowPointer(const WeightMatrix& w, int64_t row) {
   return static_cast<const uint8_t*>(w.data) + row * row_bytes;
 }
 
-// The per-32-column scales of a 4-bit row: E8M0 bytes (kMxfp4) or BF16 bits (kInt4).
+// The per-32-column scales of a 4-bit (or kInt8Block) row: E8M0 bytes (kMxfp4) or BF16 bits.
 inline const void* FourBitScaleRow(const WeightMatrix& w, int64_t row) {
-  if (w.format == WeightFormat::kInt4) return w.group_scales + row * (w.cols / 32);
+  if (w.format != WeightFormat::kMxfp4) return w.group_scales + row * (w.cols / 32);
   return w.mx_scales + row * (w.cols / 32);
 }
 

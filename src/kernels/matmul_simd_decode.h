@@ -289,8 +289,8 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1) {
   }
 }
 
-// kFp8Block without the folded scale: each row group is dequantised into scratch [kRows][cols]
-// and run through the F32 kernels.
+// kFp8Block without the folded scale, and kInt8Block off the integer kernels: each row group is
+// dequantised into scratch [kRows][cols] and run through the F32 kernels.
 template <class V>
 void DecodeRowsViaScratch(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
   const WeightMatrix& w = *a.w;
@@ -319,6 +319,8 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
       return DecodeRowsIn<V, WeightFormat::kMxfp4>(a, r0, r1);
     case WeightFormat::kInt4:
       return DecodeRowsIn<V, WeightFormat::kInt4>(a, r0, r1);
+    case WeightFormat::kInt8Block:  // without AVX512-VNNI (matmul_int8.h)
+      return DecodeRowsViaScratch<V>(a, r0, r1, scratch);
     case WeightFormat::kFp8Block:
       if (!a.fp8_fast) return DecodeRowsViaScratch<V>(a, r0, r1, scratch);
       return DecodeRowsIn<V, WeightFormat::kFp8Block>(a, r0, r1);

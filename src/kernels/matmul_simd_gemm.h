@@ -78,6 +78,8 @@ void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t
       return ConvertRangeFourBit<V, WeightFormat::kMxfp4>(w, row, c0, c1, out);
     case WeightFormat::kInt4:
       return ConvertRangeFourBit<V, WeightFormat::kInt4>(w, row, c0, c1, out);
+    case WeightFormat::kInt8Block:
+      return DequantizeRange(w, row, c0, c1, out);
   }
 }
 
@@ -247,6 +249,7 @@ void PackPanel(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn, float*
       return PackPanelViaRows<V>(w, r0, k0, kn, bp, rowbuf);
     case WeightFormat::kMxfp4:
     case WeightFormat::kInt4:
+    case WeightFormat::kInt8Block:
       return PackPanelViaRows<V>(w, r0, k0, kn, bp, rowbuf);
   }
 }

@@ -37,7 +37,7 @@ struct TestWeights {
       mx_scales.assign(static_cast<size_t>(rows * cols / 32), 127);
       w.mx_scales = mx_scales.data();
     }
-    if (format == WeightFormat::kInt4) {
+    if (format == WeightFormat::kInt4 || format == WeightFormat::kInt8Block) {
       group_scales.assign(static_cast<size_t>(rows * cols / 32), tensor::FloatToBf16(1.0f));
       w.group_scales = group_scales.data();
     }
@@ -112,6 +112,12 @@ inline void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64
       // Scales as the minmax observer makes them (amax / 7.5) for weights of magnitude ~0.01..1.
       std::uniform_real_distribution<float> log_scale(-10.0f, -3.0f);
       for (uint8_t& b : t.data) b = static_cast<uint8_t>(rng());
+      for (uint16_t& s : t.group_scales) s = tensor::FloatToBf16(std::exp2(log_scale(rng)));
+      break;
+    }
+    case WeightFormat::kInt8Block: {  // bytes 1..255 (values -127..127), as QuantizeInt8Block makes
+      std::uniform_real_distribution<float> log_scale(-14.0f, -7.0f);
+      for (uint8_t& b : t.data) b = static_cast<uint8_t>(1 + rng() % 255);
       for (uint16_t& s : t.group_scales) s = tensor::FloatToBf16(std::exp2(log_scale(rng)));
       break;
     }

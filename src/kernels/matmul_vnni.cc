@@ -27,7 +27,7 @@ template <WeightFormat F>
 K3_INLINE __m512 ChunkScales(const void* scales, int64_t chunk, int blocks) {
   const __mmask8 m = static_cast<__mmask8>((1u << blocks) - 1);
   __m128i bits;
-  if constexpr (F == WeightFormat::kInt4) {  // BF16: the high half of a float
+  if constexpr (F != WeightFormat::kMxfp4) {  // BF16: the high half of a float
     const auto* p = static_cast<const uint16_t*>(scales) + chunk * kInt8ChunkBlocks;
     bits = _mm_slli_epi32(_mm_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, p)), 16);
   } else {  // E8M0 e, halved: 2^(e - 128), subnormal for e <= 1, NaN for 255
@@ -45,10 +45,16 @@ K3_INLINE __m512 ChunkScales(const void* scales, int64_t chunk, int blocks) {
   return _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_castsi128_ps(bits)));
 }
 
-// The chunk's weight bytes (64, or 16 per block at the row's end) as the unsigned integers
-// k + offset: lo = the even columns of slots 0..3 (low nibbles), hi = the odd ones.
+// The chunk's weights as the unsigned integers k + offset: lo = the even columns of slots 0..3,
+// hi = the odd ones. 4-bit: 64 bytes (16 per block at the row's end), low and high nibbles;
+// kInt8Block: 128 bytes (32 per block), evens then odds (Int8BlockOffset), taken as they are.
 template <WeightFormat F>
-K3_INLINE void ChunkWeights(const uint8_t* p, __mmask64 m, __m512i* lo, __m512i* hi) {
+K3_INLINE void ChunkWeights(const uint8_t* p, int blocks, __mmask64 m, __m512i* lo, __m512i* hi) {
+  if constexpr (F == WeightFormat::kInt8Block) {
+    *lo = _mm512_maskz_loadu_epi8(m, p);
+    *hi = _mm512_maskz_loadu_epi8(m, p + 16 * blocks);
+    return;
+  }
   const __m512i w = _mm512_maskz_loadu_epi8(m, p);
   const __m512i nibble = _mm512_set1_epi8(0x0F);
   *lo = _mm512_and_si512(w, nibble);
@@ -71,6 +77,7 @@ struct Rows {
 template <WeightFormat F, int TB>
 void Tile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
   constexpr int kR = kDecodeRowGroup;
+  constexpr int64_t kChunkBytes = F == WeightFormat::kInt8Block ? 128 : 64;
   const int64_t chunks = a.x.chunks, blocks = a.w->cols / 32;
   __m512 acc[kR][TB];
 #pragma GCC unroll 4
@@ -83,9 +90,10 @@ void Tile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
     const __mmask64 m = in_chunk == 4 ? ~__mmask64{0} : (__mmask64{1} << (16 * in_chunk)) - 1;
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
-      Prefetch(g.bytes[i], k * 64 + kPrefetchBytes);
+      Prefetch(g.bytes[i], k * kChunkBytes + kPrefetchBytes);
+      if constexpr (kChunkBytes > 64) Prefetch(g.bytes[i], k * kChunkBytes + 64 + kPrefetchBytes);
       __m512i lo, hi;
-      ChunkWeights<F>(g.bytes[i] + k * 64, m, &lo, &hi);
+      ChunkWeights<F>(g.bytes[i] + k * kChunkBytes, in_chunk, m, &lo, &hi);
       const __m512 sw = ChunkScales<F>(g.scales[i], k, in_chunk);
 #pragma GCC unroll 4
       for (int t = 0; t < TB; ++t) {
@@ -114,7 +122,7 @@ void DecodeRowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
     g.nr = static_cast<int>(Min(kDecodeRowGroup, r1 - r));
     for (int i = 0; i < kDecodeRowGroup; ++i) {
       const int64_t row = r + Min(i, g.nr - 1);
-      g.bytes[i] = base + row * (w.cols / 2);
+      g.bytes[i] = base + row * (F == WeightFormat::kInt8Block ? w.cols : w.cols / 2);
       g.scales[i] = FourBitScaleRow(w, row);
     }
     for (int64_t t0 = 0; t0 < a.x.tokens; t0 += kMaxTokens) {
@@ -137,8 +145,14 @@ void DecodeRowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
 }
 
 void DecodeRows(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
-  if (a.w->format == WeightFormat::kInt4) return DecodeRowsIn<WeightFormat::kInt4>(a, r0, r1);
-  DecodeRowsIn<WeightFormat::kMxfp4>(a, r0, r1);
+  switch (a.w->format) {
+    case WeightFormat::kInt4:
+      return DecodeRowsIn<WeightFormat::kInt4>(a, r0, r1);
+    case WeightFormat::kInt8Block:
+      return DecodeRowsIn<WeightFormat::kInt8Block>(a, r0, r1);
+    default:
+      return DecodeRowsIn<WeightFormat::kMxfp4>(a, r0, r1);
+  }
 }
 
 constexpr Int8Kernels kKernels = {&DecodeRows};

@@ -3,7 +3,9 @@
 #include <limits>
 #include <string>
 
+#include "base/log.h"
 #include "kernels/cpu_backend.h"
+#include "kernels/matmul.h"
 #include "model/families.h"
 #include "model/forward_context.h"
 #include "model/lm_head.h"
@@ -82,16 +84,24 @@ Model::Model(weights::Checkpoint checkpoint, ModelConfig config, ModelWeights we
 Model::~Model() = default;
 
 base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& dir,
-                                                 base::ThreadPool* pool) {
-  return Load(dir, std::make_unique<kernels::CpuBackend>(pool));
+                                                 base::ThreadPool* pool, WeightQuant quant) {
+  return Load(dir, std::make_unique<kernels::CpuBackend>(pool), quant, pool);
 }
 
 base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& dir,
-                                                 std::unique_ptr<kernels::Backend> backend) {
+                                                 std::unique_ptr<kernels::Backend> backend,
+                                                 WeightQuant quant, base::ThreadPool* quant_pool) {
   K3_CHECK(backend != nullptr) << "Model::Load needs a backend";
   K3_ASSIGN_OR_RETURN(weights::Checkpoint checkpoint, weights::Checkpoint::Open(dir));
   K3_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(checkpoint.config_json()));
   K3_ASSIGN_OR_RETURN(ModelWeights w, LoadModelWeights(checkpoint, config));
+  if (quant == WeightQuant::kInt8) {
+    const int changed = QuantizeDenseWeights(&w, quant_pool);
+    K3_LOG(kInfo) << "--weight-quant int8: " << changed
+                  << " dense projections re-quantised to int8 per 32"
+                  << (kernels::MatMulHasInt8Dot() ? " (W8A8 on AVX512-VNNI)"
+                                                  : " (no AVX512-VNNI: dequantised per row group)");
+  }
   return std::unique_ptr<Model>(
       new Model(std::move(checkpoint), std::move(config), std::move(w), std::move(backend)));
 }

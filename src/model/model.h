@@ -30,6 +30,7 @@
 #include "model/moe_block.h"
 #include "model/rope.h"
 #include "model/state.h"
+#include "model/weight_quant.h"
 #include "weights/checkpoint.h"
 
 namespace k3::model {
@@ -80,11 +81,15 @@ class Model {
  public:
   // Opens an HF checkpoint folder, parses its config and binds every tensor (mapped, not copied).
   // The forward pass runs on a CpuBackend over `pool` (nullptr: the calling thread only).
+  // `quant` kInt8 re-quantises the dense projections at load (weight_quant.h).
   static base::Result<std::unique_ptr<Model>> Load(const std::filesystem::path& dir,
-                                                   base::ThreadPool* pool = nullptr);
+                                                   base::ThreadPool* pool = nullptr,
+                                                   WeightQuant quant = WeightQuant::kNone);
   // The same on a backend of the caller's choice (docs/adding-a-backend.md).
   static base::Result<std::unique_ptr<Model>> Load(const std::filesystem::path& dir,
-                                                   std::unique_ptr<kernels::Backend> backend);
+                                                   std::unique_ptr<kernels::Backend> backend,
+                                                   WeightQuant quant = WeightQuant::kNone,
+                                                   base::ThreadPool* quant_pool = nullptr);
   ~Model();
 
   const ModelConfig& config() const { return config_; }

@@ -72,6 +72,9 @@ struct ModelWeights {
   WeightMatrix lm_head;  // [V, D]
   std::vector<float> output_res_score;
   std::vector<LayerWeights> layers;
+  // Storage of matrices made at load (weight_quant.h); moving the struct keeps their addresses.
+  std::vector<std::vector<uint8_t>> owned_bytes;
+  std::vector<std::vector<uint16_t>> owned_scales;
 };
 
 base::Result<ModelWeights> LoadModelWeights(const weights::Checkpoint& checkpoint,

@@ -78,8 +78,8 @@ void TouchAllWeights(const model::Model& m) {
 }
 
 base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::filesystem::path& dir,
-                                                                 bool mxfp4,
-                                                                 base::ThreadPool* pool) {
+                                                                 bool mxfp4, base::ThreadPool* pool,
+                                                                 model::WeightQuant quant) {
   if (!std::filesystem::exists(dir / "config.json")) {
     BenchModelShape shape;
     shape.mxfp4_experts = mxfp4;
@@ -87,7 +87,7 @@ base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::file
                   << "-expert benchmark model in " << dir.string() << " (once)";
     K3_RETURN_IF_ERROR(WriteBenchModel(shape, dir));
   }
-  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(dir, pool));
+  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(dir, pool, quant));
   TouchAllWeights(*model);
   return model;
 }

@@ -42,9 +42,9 @@ base::Status WriteBenchModel(const BenchModelShape& shape, const std::filesystem
 
 // Loads the benchmark model from `dir`, writing it first (default shape, MXFP4 or BF16 experts) if
 // there is no config.json, and touches every weight page.
-base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::filesystem::path& dir,
-                                                                 bool mxfp4,
-                                                                 base::ThreadPool* pool);
+base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(
+    const std::filesystem::path& dir, bool mxfp4, base::ThreadPool* pool,
+    model::WeightQuant quant = model::WeightQuant::kNone);
 
 // Reads one byte of every page of the weights, so timed runs do not pay first-touch page faults
 // of the memory-mapped weights (a server pays them once, at warm-up).

@@ -1,0 +1,14 @@
+// `k3 bench model --weight-quant int8`: how far the re-quantised model's logits are from the exact
+// model's, on the same prompt.
+#pragma once
+
+#include "model/model.h"
+
+namespace k3::app {
+
+// Prefills `tokens` deterministic ids on both models (logits at every position) and prints the
+// relative logit error (max |difference| / max |exact logit| per position: median and worst) and
+// how often the two argmaxes agree.
+void PrintQuantError(const model::Model& exact, const model::Model& quantised, int tokens);
+
+}  // namespace k3::app

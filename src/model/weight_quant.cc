@@ -1,0 +1,64 @@
+#include "model/weight_quant.h"
+
+#include <string>
+#include <vector>
+
+namespace k3::model {
+namespace {
+
+using kernels::WeightFormat;
+
+class Requantizer {
+ public:
+  Requantizer(ModelWeights* w, base::ThreadPool* pool) : w_(w), pool_(pool) {}
+
+  void Matrix(WeightMatrix* m) {
+    const bool dense = m->format == WeightFormat::kBF16 || m->format == WeightFormat::kF16 ||
+                       m->format == WeightFormat::kF32;
+    if (!dense || m->rows == 0 || m->cols == 0 || m->cols % 32 != 0) return;
+    auto& data = w_->owned_bytes.emplace_back(static_cast<size_t>(m->rows * m->cols));
+    auto& scales = w_->owned_scales.emplace_back(static_cast<size_t>(m->rows * m->cols / 32));
+    *m = kernels::QuantizeInt8Block(*m, data.data(), scales.data(), pool_);
+    ++changed_;
+  }
+  void Mlp(MlpWeights* mlp) {
+    for (WeightMatrix* m : {&mlp->gate, &mlp->up, &mlp->down}) Matrix(m);
+  }
+  int changed() const { return changed_; }
+
+ private:
+  ModelWeights* w_;
+  base::ThreadPool* pool_;
+  int changed_ = 0;
+};
+
+}  // namespace
+
+base::Result<WeightQuant> ParseWeightQuant(std::string_view name) {
+  if (name == "none") return WeightQuant::kNone;
+  if (name == "int8") return WeightQuant::kInt8;
+  return base::InvalidArgument("--weight-quant must be none or int8, not '" + std::string(name) +
+                               "'");
+}
+
+int QuantizeDenseWeights(ModelWeights* w, base::ThreadPool* pool) {
+  Requantizer q(w, pool);
+  for (LayerWeights& layer : w->layers) {
+    KdaWeights& kda = layer.kda;
+    for (WeightMatrix* m : {&kda.q, &kda.k, &kda.v, &kda.f_a, &kda.f_b, &kda.beta, &kda.g, &kda.g_a,
+                            &kda.g_b, &kda.o}) {
+      q.Matrix(m);
+    }
+    MlaWeights& mla = layer.mla;
+    for (WeightMatrix* m : {&mla.q_a, &mla.q_b, &mla.q, &mla.kv_a, &mla.g, &mla.o}) q.Matrix(m);
+    q.Mlp(&layer.dense);
+    MoeWeights& moe = layer.moe_weights;
+    if (moe.has_shared) q.Mlp(&moe.shared);
+    q.Matrix(&moe.latent_down);
+    q.Matrix(&moe.latent_up);
+  }
+  q.Matrix(&w->lm_head);
+  return q.changed();
+}
+
+}  // namespace k3::model
