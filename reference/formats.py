@@ -124,6 +124,40 @@ def mxfp4_dequantize(packed, scale):
     return (vals.reshape(out, -1, 32) * s[..., None]).reshape(out, 2 * half)
 
 
+# ---------------------------------------------------------------- INT4 pack-quantized weights
+def int4_quantize(w):
+    """w [out, in] (in % 32 == 0) -> compressed-tensors pack-quantized INT4 (checkpoints.md A1):
+    (weight_packed I32 [out, in/8], weight_scale BF16 bits [out, in/32]).  Symmetric minmax
+    observer: scale = bf16(amax / 7.5), q = clip(round(w / scale), -8, 7), nibble u = q + 8, element i
+    of a row at bit offset 4*i (8 per little-endian int32 word, element 0 in bits 0-3)."""
+    w = np.asarray(w, dtype=np.float64)
+    out, n = w.shape
+    assert n % 32 == 0, "INT4 group-32 input dim must be a multiple of 32"
+    g = w.reshape(out, n // 32, 32)
+    scale_bits = f32_to_bf16_bits((np.abs(g).max(axis=-1) / 7.5).astype(np.float32))
+    scale = bf16_bits_to_f64(scale_bits)
+    safe = np.where(scale > 0, scale, 1.0)[..., None]
+    q = np.clip(np.round(g / safe), -8, 7).astype(np.int64).reshape(out, n)
+    u = (q + 8).astype(np.uint64).reshape(out, n // 8, 8)
+    words = np.zeros((out, n // 8), dtype=np.uint64)
+    for i in range(8):
+        words |= u[:, :, i] << np.uint64(4 * i)
+    return words.astype(np.uint32).view(np.int32), scale_bits
+
+
+def int4_dequantize(packed, scale_bits):
+    """(I32 [out, in/8], BF16 bits [out, in/32]) -> float64 [out, in], from the definition: element
+    8*j + i of a row is ((word_j >> 4i) & 0xF) - 8, times its group's scale.  Exact."""
+    words = np.asarray(packed, dtype=np.int32).view(np.uint32).astype(np.uint64)
+    out, nw = words.shape
+    q = np.empty((out, nw, 8), dtype=np.int64)
+    for i in range(8):
+        q[:, :, i] = ((words >> np.uint64(4 * i)) & np.uint64(0xF)).astype(np.int64) - 8
+    s = bf16_bits_to_f64(np.asarray(scale_bits, dtype=np.uint16))
+    assert s.shape == (out, nw * 8 // 32), "weight_scale shape does not match weight_packed"
+    return (q.reshape(out, -1, 32) * s[..., None]).reshape(out, nw * 8)
+
+
 # ---------------------------------------------------------------- FP8 block weights
 def _tiles(shape, b):
     return -(-shape[0] // b), -(-shape[1] // b)

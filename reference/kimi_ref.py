@@ -12,7 +12,8 @@ Outputs: PREFIX.prefill.f64  raw little-endian float64 [T_prompt, vocab], logits
                              position), decode_top1_margin, seconds.
 Every step recomputes the whole sequence from scratch (no cache), so the result does not depend on
 any incremental-state logic.  Weights are dequantised exactly from the stored bytes (BF16, F32,
-MXFP4 weight_packed/weight_scale, FP8 E4M3 weight/weight_scale_inv).
+MXFP4 weight_packed/weight_scale, INT4 I32 weight_packed/BF16 weight_scale, FP8 E4M3
+weight/weight_scale_inv).
 """
 import argparse
 import json
@@ -27,7 +28,9 @@ from safetensors_io import read_folder
 
 
 def load_config(folder):
-    """-> (family, text config).  K3 keeps its text model under text_config (spec §0)."""
+    """-> (family, text config).  K3 keeps its text model under text_config (spec §0); so do K2.5
+    and K2-Thinking (a kimi_k2 text_config, checkpoints.md A1), whose tensors are then nested
+    under "language_model." as K3's are."""
     with open(os.path.join(folder, "config.json")) as f:
         cfg = json.load(f)
     mt = cfg.get("model_type")
@@ -37,6 +40,9 @@ def load_config(folder):
         return "kimi_linear", cfg
     if mt in ("kimi_k2", "deepseek_v3"):
         return "k2", cfg
+    text = cfg.get("text_config") or {}
+    if text.get("model_type") in ("kimi_k2", "deepseek_v3"):
+        return "k2", dict(text, _nested=True)
     raise ValueError(f"unsupported model_type {mt}")
 
 
@@ -74,7 +80,12 @@ class Weights:
         """Linear weight [out, in] from base.weight (BF16 or F8_E4M3 + weight_scale_inv) or
         base.weight_packed + base.weight_scale (MXFP4)."""
         if base not in self.cache:
-            if base + ".weight_packed" in self.raw:
+            if base + ".weight_packed" in self.raw and self.raw[base + ".weight_packed"][0] == "I32":
+                v = F.int4_dequantize(self._take(base + ".weight_packed")[1],
+                                      self._take(base + ".weight_scale")[1])  # exact, float64
+                shape = self._take(base + ".weight_shape")[1]
+                assert list(np.asarray(shape).reshape(-1)) == list(v.shape), f"{base}.weight_shape"
+            elif base + ".weight_packed" in self.raw:
                 v = F.mxfp4_dequantize(self._take(base + ".weight_packed")[1],
                                        self._take(base + ".weight_scale")[1]).astype(np.float32)  # exact
             elif self.raw.get(base + ".weight", ("",))[0] == "F8_E4M3":
@@ -99,8 +110,9 @@ class Model:
         k3, k2 = self.family == "k3", self.family == "k2"
         q = c.get("quantization_config") or {}
         self.w = Weights(folder, q.get("weight_block_size", [None])[0] if q.get("quant_method") == "fp8" else None)
-        self.pre = "language_model.model." if k3 else "model."
-        self.head = "language_model.lm_head" if k3 else "lm_head"
+        nested = k3 or c.get("_nested", False)
+        self.pre = "language_model.model." if nested else "model."
+        self.head = "language_model.lm_head" if nested else "lm_head"
         self.eps = c["rms_norm_eps"]
         self.kv_eps = 1e-6 if self.family == "kimi_linear" else self.eps  # spec §13.2
         self.act = ops.glu_act(c.get("hidden_act", "silu"), c.get("activation_situ_beta", 4.0),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeded generator of tiny (or, with --override, larger) HF-format Kimi checkpoints.
 
-  python3 reference/make_checkpoint.py --family {k3,kimi_linear,k2} --seed S --out DIR [--override JSON]
+  python3 reference/make_checkpoint.py --family {k3,kimi_linear,k2,k25} --seed S --out DIR [--override JSON]
 
 Writes DIR/config.json (field names as the real configs, /work/shared/kimi/*/config.json), sharded
 safetensors (>= 2 shards) and model.safetensors.index.json.  Tensor names/layouts: spec model.md
@@ -11,6 +11,9 @@ safetensors (>= 2 shards) and model.safetensors.index.json.  Tensor names/layout
   kimi_linear : prefix "model."; everything BF16 except conv/A_log/dt_bias/e_score bias (F32).
   k2          : DeepSeek-V3 names; FP8 E4M3 block weights (weight + weight_scale_inv) for every
                 attention/MLP/expert Linear; router gate, norms, embeddings, lm_head BF16.
+  k25         : K2.5 / K2-Thinking as published: the K2 text config under text_config, prefix
+                "language_model."; routed experts compressed-tensors pack-quantized INT4
+                (weight_packed I32, weight_scale BF16, weight_shape I32); the rest BF16.
 Every tensor draws from its own generator seeded by (seed, crc32(name)), so content does not
 depend on generation order and tensors are produced one at a time (memory stays small).
 """
@@ -100,6 +103,31 @@ def build_config(family, override):
     return top, text
 
 
+# K2.5 / K2-Thinking: the K2 architecture under text_config, tensors under "language_model.", routed
+# experts compressed-tensors pack-quantized INT4 (the quantization_config of ../shared/kimi/k25),
+# everything else BF16 (spec checkpoints.md A1).
+K25_QUANT = {
+    "config_groups": {"group_0": {
+        "input_activations": None, "output_activations": None, "targets": ["Linear"],
+        "weights": {"actorder": None, "block_structure": None, "dynamic": False, "group_size": 32,
+                    "num_bits": 4, "observer": "minmax", "observer_kwargs": {}, "strategy": "group",
+                    "symmetric": True, "type": "int"}}},
+    "format": "pack-quantized", "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+                                           "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"],
+    "kv_cache_scheme": None, "quant_method": "compressed-tensors", "quantization_status": "compressed"}
+
+
+def build_k25_config(override):
+    text = {k: v for k, v in K2.items() if k != "quantization_config"}
+    text = deep_merge(dict(text, quantization_config=K25_QUANT), override or {})
+    text.setdefault("pad_token_id", text["vocab_size"] - 1)
+    top = {"architectures": ["KimiK25ForConditionalGeneration"], "bos_token_id": text["bos_token_id"],
+           "dtype": "bfloat16", "eos_token_id": text["eos_token_id"], "ignore_index": -100,
+           "model_type": "kimi_k25", "pad_token_id": text["pad_token_id"], "text_config": text,
+           "tie_word_embeddings": False}
+    return top, text
+
+
 class Gen:
     """Spec factory: every tensor is N(mean, std) from its own (seed, crc32(name)) stream."""
 
@@ -142,6 +170,12 @@ class Gen:
             a, b = self._pair(base, lambda: F.mxfp4_quantize(w()))
             self.specs += [Spec(base + ".weight_packed", "U8", [out, inp // 2], a),
                            Spec(base + ".weight_scale", "U8", [out, inp // 32], b)]
+        elif quant == "int4":
+            a, b = self._pair(base, lambda: F.int4_quantize(w()))
+            shape = lambda: np.array([out, inp], dtype=np.int32)
+            self.specs += [Spec(base + ".weight_packed", "I32", [out, inp // 8], a),
+                           Spec(base + ".weight_scale", "BF16", [out, inp // 32], b),
+                           Spec(base + ".weight_shape", "I32", [2], shape)]
         elif quant == "fp8":
             blk = self.fp8_block
             a, b = self._pair(base, lambda: F.fp8_block_quantize(w(), blk))
@@ -238,47 +272,56 @@ def mla_specs(g, c, a, quant):
     g.linear(a + "kv_b_proj", h * (dn + dv), r, 1.2, quant)
 
 
-def k2_layer(g, c, i):
-    d, lp, a = c["hidden_size"], f"model.layers.{i}.", f"model.layers.{i}.self_attn."
+def k2_layer(g, c, i, pre="model.", dense="fp8", experts="fp8"):
+    """K2: FP8 everywhere; K2.5 (pre "language_model.model."): BF16 dense, INT4 routed experts."""
+    d, lp = c["hidden_size"], f"{pre}layers.{i}."
+    a = lp + "self_attn."
     g.norm(lp + "input_layernorm.weight", d)
     g.norm(lp + "post_attention_layernorm.weight", d)
-    mla_specs(g, c, a, "fp8")
-    g.linear(a + "o_proj", d, c["num_attention_heads"] * c["v_head_dim"], 1.0, "fp8")
+    mla_specs(g, c, a, dense)
+    g.linear(a + "o_proj", d, c["num_attention_heads"] * c["v_head_dim"], 1.0, dense)
     names = ("gate_proj", "up_proj", "down_proj")
     if i < c["first_k_dense_replace"] or i % c["moe_layer_freq"] != 0:
-        return glu_specs(g, lp + "mlp", names, d, c["intermediate_size"], d, "silu", "fp8")
+        return glu_specs(g, lp + "mlp", names, d, c["intermediate_size"], d, "silu", dense)
     e, im = c["n_routed_experts"], c["moe_intermediate_size"]
     router_specs(g, lp + "mlp.gate", e, d)
     for j in range(e):
-        glu_specs(g, f"{lp}mlp.experts.{j}", names, d, im, d, "silu", "fp8")
-    glu_specs(g, lp + "mlp.shared_experts", names, d, im * c["n_shared_experts"], d, "silu", "fp8")
+        glu_specs(g, f"{lp}mlp.experts.{j}", names, d, im, d, "silu", experts)
+    glu_specs(g, lp + "mlp.shared_experts", names, d, im * c["n_shared_experts"], d, "silu", dense)
 
 
 def build_specs(family, c, seed):
     blk = c["quantization_config"]["weight_block_size"][0] if family == "k2" else None
     g = Gen(seed, blk)
     d, v = c["hidden_size"], c["vocab_size"]
-    pre = "language_model.model." if family == "k3" else "model."
+    nested = family in ("k3", "k25")
+    pre = "language_model.model." if nested else "model."
     g.bf16(pre + "embed_tokens.weight", [v, d], 1.0)
     for i in range(c["num_hidden_layers"]):
-        k2_layer(g, c, i) if family == "k2" else kimi_layer(g, c, i, pre, family == "k3")
+        if family == "k2":
+            k2_layer(g, c, i)
+        elif family == "k25":
+            k2_layer(g, c, i, pre, "bf16", "int4")
+        else:
+            kimi_layer(g, c, i, pre, family == "k3")
     if family == "k3":
         g.norm(pre + "output_attn_res_norm.weight", d, 0.3)
         g.bf16(pre + "output_attn_res_proj.weight", [1, d], 1.5 / np.sqrt(d))
     g.norm(pre + "norm.weight", d)
-    g.linear(("language_model." if family == "k3" else "") + "lm_head", v, d, 4.0)
+    g.linear(("language_model." if nested else "") + "lm_head", v, d, 4.0)
     return g.specs
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", required=True, choices=["k3", "kimi_linear", "k2"])
+    ap.add_argument("--family", required=True, choices=["k3", "kimi_linear", "k2", "k25"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
     ap.add_argument("--override", default=None, help="JSON merged (recursively) into the (text) config")
     ap.add_argument("--max-shard-bytes", type=int, default=1 << 30)
     args = ap.parse_args()
-    top, text = build_config(args.family, json.loads(args.override) if args.override else None)
+    override = json.loads(args.override) if args.override else None
+    top, text = build_k25_config(override) if args.family == "k25" else build_config(args.family, override)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(top, f, indent=2)

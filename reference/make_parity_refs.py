@@ -15,7 +15,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Seeds whose greedy continuations have no logit near-ties (margins >= 1e-2 across 64 steps).
-FAMILIES = {"k3": 1, "kimi_linear": 1, "k2": 1}
+FAMILIES = {"k3": 1, "kimi_linear": 1, "k2": 1, "k25": 1}
 PROMPT = ("1 5 9 13 100 200 300 400 17 33 65 129 257 511 3 4 "
           "77 78 79 80 250 251 252 253 42 43 44 45 490 300 12 8")
 NEW_TOKENS = 64

@@ -297,7 +297,7 @@ def folder_hash(d):
 
 
 def make(family, seed, out, override=None):
-    top, text = mc.build_config(family, override)
+    top, text = mc.build_k25_config(override) if family == "k25" else mc.build_config(family, override)
     os.makedirs(out, exist_ok=True)
     json.dump(top, open(os.path.join(out, "config.json"), "w"))
     st.write_sharded(out, mc.build_specs(family, text, seed))
@@ -360,9 +360,47 @@ def expect_k2(raw):
     assert len(lin) == 4 * 5 + 3 + 3 * (3 * 16 + 3)
 
 
+def expect_k25(raw):
+    p = "language_model.model.layers."
+    packed = [n for n in raw if n.endswith("weight_packed")]
+    assert len(packed) == 3 * 16 * 3 and all(raw[n][0] == "I32" for n in packed)
+    e = p + "1.mlp.experts.7.down_proj."
+    assert raw[e + "weight_packed"][1].shape == (128, 8) and raw[e + "weight_scale"][0] == "BF16"
+    assert raw[e + "weight_scale"][1].shape == (128, 2)
+    assert list(raw[e + "weight_shape"][1]) == [128, 64] and raw[e + "weight_shape"][0] == "I32"
+    assert raw[p + "1.self_attn.kv_a_proj_with_mqa.weight"][0] == "BF16"
+    assert raw[p + "1.mlp.shared_experts.up_proj.weight"][0] == "BF16"
+    assert "language_model.lm_head.weight" in raw and not any(n.startswith("model.") for n in raw)
+    nibbles = np.concatenate([(raw[n][1].view(np.uint32)[..., None] >> np.arange(0, 32, 4, dtype=np.uint32)) & 15
+                              for n in packed], axis=None)
+    assert set(np.unique(nibbles)) == set(range(16)), "every nibble, -8 included, must occur"
+
+
 family_check("k3", expect_k3)
 family_check("kimi_linear", expect_kimi_linear)
 family_check("k2", expect_k2)
+family_check("k25", expect_k25)
+
+
+@check("INT4 pack-quantized: the worked example of checkpoints.md A1.4, round trip, every nibble")
+def _():
+    word = np.array([[0x9A7F0818, 0, 0, 0]], dtype=np.uint32).view(np.int32)
+    got = F.int4_dequantize(word, np.array([[0x3C00]], dtype=np.uint16))
+    want = [0, -0.0546875, 0, -0.0625, 0.0546875, -0.0078125, 0.015625, 0.0078125]
+    assert np.array_equal(got[0, :8], want), got[0, :8]
+    assert np.all(got[0, 8:] == -0.0625)  # zero words: nibble 0 is -8
+    assert bytes(word.tobytes()[:4]) == bytes([0x18, 0x08, 0x7F, 0x9A])
+    rng = np.random.default_rng(5)
+    for scale_exp in (-20, -7, 0, 9):
+        w = rng.standard_normal((6, 64)) * 2.0 ** scale_exp
+        packed, bits = F.int4_quantize(w)
+        back = F.int4_dequantize(packed, bits)
+        s = np.repeat(F.bf16_bits_to_f64(bits), 32, axis=1)
+        # rounding, and the +7 clip after the scale's BF16 rounding (relative 2^-8): 0.5 + 7.5 * 2^-8
+        assert np.all(np.abs(back - w) <= 0.53 * s), scale_exp
+    words = np.array([[sum(((i + j) % 16) << (4 * j) for j in range(8)) for i in range(16)]], dtype=np.uint32)
+    vals = F.int4_dequantize(words.view(np.int32).reshape(1, 16), np.ones((1, 4), np.uint16) * 0x3F80)
+    assert np.array_equal(vals.reshape(16, 8), [[((i + j) % 16) - 8 for j in range(8)] for i in range(16)])
 
 
 @check("--override: larger dims generate and run")

@@ -64,7 +64,8 @@ TEST_P(AllocationTest, SteadyStateDecodeStepsAllocateNothing) {
   EXPECT_GT(convenience, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, AllocationTest, ::testing::Values("k3", "kimi_linear", "k2"));
+INSTANTIATE_TEST_SUITE_P(Families, AllocationTest,
+                         ::testing::Values("k3", "kimi_linear", "k2", "k25"));
 
 }  // namespace
 }  // namespace k3::model

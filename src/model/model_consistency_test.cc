@@ -129,7 +129,8 @@ TEST_P(ConsistencyTest, BadInputIsRefused) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ConsistencyTest, ::testing::Values("k3", "kimi_linear", "k2"),
+INSTANTIATE_TEST_SUITE_P(Families, ConsistencyTest,
+                         ::testing::Values("k3", "kimi_linear", "k2", "k25"),
                          [](const auto& info) { return info.param; });
 
 // Copies a family's checkpoint and lets the test damage the copy.
@@ -165,6 +166,44 @@ TEST(ModelLoad, ShapeMismatchIsNamed) {
   auto loaded = Model::Load(dir);
   ASSERT_FALSE(loaded.ok());
   EXPECT_NE(loaded.status().message().find("experts.0.w1.weight"), std::string::npos)
+      << loaded.status().ToString();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ModelLoad, Int4ExpertsWithoutTheirQuantizationConfigAreRefused) {
+  auto dir = CopyCheckpoint("k25", "int4config");
+  auto config = nlohmann::json::parse(k3::testing::ReadFileOrDie(dir / "config.json"));
+  config["text_config"].erase("quantization_config");
+  std::ofstream(dir / "config.json") << config.dump();
+  auto loaded = Model::Load(dir);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("pack-quantized"), std::string::npos)
+      << loaded.status().ToString();
+  std::filesystem::remove_all(dir);
+}
+
+// Overwrites the first int32 of tensor `name` in the shard that holds it.
+void OverwriteFirstInt32(const std::filesystem::path& dir, const std::string& name, int32_t value) {
+  auto index =
+      nlohmann::json::parse(k3::testing::ReadFileOrDie(dir / "model.safetensors.index.json"));
+  const std::filesystem::path shard = dir / index["weight_map"][name].get<std::string>();
+  std::fstream file(shard, std::ios::in | std::ios::out | std::ios::binary);
+  uint64_t header_bytes = 0;
+  file.read(reinterpret_cast<char*>(&header_bytes), sizeof header_bytes);
+  std::string header(header_bytes, '\0');
+  file.read(header.data(), static_cast<std::streamsize>(header_bytes));
+  const int64_t begin = nlohmann::json::parse(header)[name]["data_offsets"][0].get<int64_t>();
+  file.seekp(static_cast<std::streamoff>(8 + header_bytes + begin));
+  file.write(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+TEST(ModelLoad, Int4WeightShapeThatDisagreesIsNamed) {
+  auto dir = CopyCheckpoint("k25", "int4shape");
+  const std::string victim = "language_model.model.layers.1.mlp.experts.2.up_proj.weight_shape";
+  OverwriteFirstInt32(dir, victim, 4096);
+  auto loaded = Model::Load(dir);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find(victim), std::string::npos)
       << loaded.status().ToString();
   std::filesystem::remove_all(dir);
 }

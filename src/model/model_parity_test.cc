@@ -221,7 +221,7 @@ TEST_P(ParityTest, Mxfp8ExpertPathMatchesItsEmulation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ParityTest,
-                         ::testing::Combine(::testing::Values("k3", "kimi_linear", "k2"),
+                         ::testing::Combine(::testing::Values("k3", "kimi_linear", "k2", "k25"),
                                             ::testing::Values("cpu", "reference")),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
