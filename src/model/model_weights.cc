@@ -102,12 +102,8 @@ class Binder {
                                    ".weight_packed' is INT4 but config.json declares no "
                                    "pack-quantized quantization_config");
     }
-    const std::vector<int64_t> packed_shape = {out->rows, out->cols / 8};
-    const std::vector<int64_t> scale_shape = {out->rows, out->cols / 32};
-    K3_ASSIGN_OR_RETURN(TensorView packed,
-                        checkpoint_.Get(name + ".weight_packed", DType::kI32, packed_shape));
-    K3_ASSIGN_OR_RETURN(TensorView scales,
-                        checkpoint_.Get(name + ".weight_scale", DType::kBF16, scale_shape));
+    TensorView packed, scales;
+    K3_RETURN_IF_ERROR(PackedViews(name, *out, {DType::kI32, 8, DType::kBF16}, &packed, &scales));
     K3_RETURN_IF_ERROR(CheckWeightShape(name, *out));
     out->format = kernels::WeightFormat::kInt4;
     out->data = packed.bytes.data();
@@ -141,13 +137,27 @@ class Binder {
     return value;
   }
 
+  // How a 4-bit format stores NAME.weight_packed [rows, cols / per_item] and NAME.weight_scale
+  // [rows, cols / 32].
+  struct PackedLayout {
+    DType packed;
+    int64_t per_item;  // weights per stored item of weight_packed
+    DType scale;
+  };
+  base::Status PackedViews(const std::string& name, const WeightMatrix& m, PackedLayout layout,
+                           TensorView* packed, TensorView* scales) {
+    const std::vector<int64_t> packed_shape = {m.rows, m.cols / layout.per_item};
+    const std::vector<int64_t> scale_shape = {m.rows, m.cols / 32};
+    K3_ASSIGN_OR_RETURN(*packed,
+                        checkpoint_.Get(name + ".weight_packed", layout.packed, packed_shape));
+    K3_ASSIGN_OR_RETURN(*scales,
+                        checkpoint_.Get(name + ".weight_scale", layout.scale, scale_shape));
+    return base::Status::Ok();
+  }
+
   base::Status Mxfp4(const std::string& name, WeightMatrix* out) {
-    const std::vector<int64_t> packed_shape = {out->rows, out->cols / 2};
-    const std::vector<int64_t> scale_shape = {out->rows, out->cols / 32};
-    K3_ASSIGN_OR_RETURN(TensorView packed,
-                        checkpoint_.Get(name + ".weight_packed", DType::kU8, packed_shape));
-    K3_ASSIGN_OR_RETURN(TensorView scales,
-                        checkpoint_.Get(name + ".weight_scale", DType::kU8, scale_shape));
+    TensorView packed, scales;
+    K3_RETURN_IF_ERROR(PackedViews(name, *out, {DType::kU8, 2, DType::kU8}, &packed, &scales));
     out->format = kernels::WeightFormat::kMxfp4;
     out->data = packed.bytes.data();
     out->mx_scales = scales.data<uint8_t>();
