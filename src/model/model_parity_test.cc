@@ -176,11 +176,11 @@ void ExpectTeacherForcedWithinBound(const Model& model, const Reference& ref,
 // regime, which here is every expert call: at most 8 of the prompt's tokens reach one expert).
 // Bound: median <= 3e-2, 32 judged steps. Observed on k3: median 1.7e-2, 39 judged steps, all
 // equal.
-TEST_P(ParityTest, Int8ExpertActivationsStayWithinBoundOfTheReference) {
-  if (std::get<1>(GetParam()) != "cpu") GTEST_SKIP() << "the scalar backend has no int8 path";
-  if (!model_->config().mxfp4_experts && !model_->config().int4_experts) {
-    GTEST_SKIP() << family() << " has no 4-bit experts";
-  }
+// Instantiated for the CPU backend (the scalar one has no integer path) and the families with
+// 4-bit experts.
+class Int8ActivationTest : public ParityTest {};
+TEST_P(Int8ActivationTest, ExpertActivationsStayWithinBoundOfTheReference) {
+  ASSERT_TRUE(model_->config().mxfp4_experts || model_->config().int4_experts);
   if (!kernels::MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   kernels::SetFourBitActivations(kernels::FourBitActivations::kInt8);
   ExpectTeacherForcedWithinBound(*model_, LoadReference(family()), family() + " int8 activations",
@@ -192,9 +192,10 @@ TEST_P(ParityTest, Int8ExpertActivationsStayWithinBoundOfTheReference) {
 // else W8 with float activations). Every layer's projections move here, and these tiny random
 // models amplify that: observed median 9.6e-2 (k3) and 1.0e-1 (kimi_linear) with W8A8, 6.0e-2
 // with W8 alone; 15-22 judged steps, all equal. Bound: median <= 0.15, 8 judged steps.
-TEST_P(ParityTest, Int8DenseWeightsStayWithinBoundOfTheReference) {
-  if (std::get<1>(GetParam()) != "cpu") GTEST_SKIP() << "re-quantisation is a CPU load option";
-  if (model_->config().fp8_block > 0) GTEST_SKIP() << family() << " stores FP8, not BF16";
+// Instantiated for the CPU backend and the families with BF16 dense weights (K2 stores FP8).
+class Int8WeightTest : public ParityTest {};
+TEST_P(Int8WeightTest, DenseWeightsStayWithinBoundOfTheReference) {
+  ASSERT_EQ(model_->config().fp8_block, 0);
   auto quantised = Model::Load(FamilyDir(family()) + "/model", &pool_, WeightQuant::kInt8);
   ASSERT_TRUE(quantised.ok()) << quantised.status().ToString();
   EXPECT_EQ((*quantised)->weights().lm_head.format, kernels::WeightFormat::kInt8Block);
@@ -226,6 +227,15 @@ INSTANTIATE_TEST_SUITE_P(Families, ParityTest,
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });
+
+INSTANTIATE_TEST_SUITE_P(Families, Int8ActivationTest,
+                         ::testing::Combine(::testing::Values("k3", "k25"),
+                                            ::testing::Values("cpu")),
+                         [](const auto& info) { return std::get<0>(info.param); });
+INSTANTIATE_TEST_SUITE_P(Families, Int8WeightTest,
+                         ::testing::Combine(::testing::Values("k3", "kimi_linear", "k25"),
+                                            ::testing::Values("cpu")),
+                         [](const auto& info) { return std::get<0>(info.param); });
 
 }  // namespace
 }  // namespace k3::model
