@@ -218,7 +218,7 @@ int RunBenchEngine(BenchEngineFlags& f) {
   }
   base::ThreadPool pool(f.threads);
   const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
-  auto loaded = model::testing::LoadOrMakeBenchModel(dir, true, &pool);
+  auto loaded = model::testing::LoadOrMakeBenchModel(dir, model::testing::BenchFamily::kK3, &pool);
   if (!loaded.ok()) {
     K3_LOG(kError) << loaded.status().ToString();
     return 1;

@@ -175,7 +175,8 @@ struct EngineTimes {
 
 EngineTimes MeasureEngine(const BenchFrontendFlags& f) {
   base::ThreadPool pool(f.threads);
-  auto loaded = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-mxfp4", true, &pool);
+  auto loaded = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-mxfp4",
+                                                     model::testing::BenchFamily::kK3, &pool);
   K3_CHECK(loaded.ok()) << loaded.status().ToString();
   std::shared_ptr<const model::Model> model = std::move(loaded).value();
   engine::EngineConfig config;

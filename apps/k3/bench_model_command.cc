@@ -1,5 +1,5 @@
-// k3 bench model: decode and prefill speed of the model runtime on a synthetic K3-shaped
-// checkpoint, each printed as a fraction of a physical limit measured in the same run:
+// k3 bench model: decode and prefill speed of the model runtime on a synthetic checkpoint of one
+// family (K3 by default), each printed as a fraction of a physical limit measured in the same run:
 // decode against (weight bytes a step must read / measured read bandwidth), prefill against the
 // measured peak FP32 FMA rate. Also shows what computing logits only for the rows a step needs
 // saves on a prompt prefilled in chunks, and compares MXFP4 routed experts with BF16 ones.
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/k3/bench_model_cost.h"
 #include "apps/k3/bench_model_quant.h"
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
@@ -32,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 struct BenchModelFlags {
   std::string model;
+  std::string family = "k3";
   std::string cache_dir = "build/bench-models";
   std::vector<int> batches = {1, 8, 32};
   std::vector<int> prefill = {512, 4096};
@@ -47,77 +49,6 @@ struct BenchModelFlags {
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-int64_t MatrixBytes(const model::WeightMatrix& w) {
-  const int64_t n = w.rows * w.cols;
-  switch (w.format) {
-    case kernels::WeightFormat::kF32:
-      return n * 4;
-    case kernels::WeightFormat::kBF16:
-    case kernels::WeightFormat::kF16:
-      return n * 2;
-    case kernels::WeightFormat::kMxfp4:
-      return n / 2 + n / 32;
-    case kernels::WeightFormat::kInt4:
-      return n / 2 + n / 16;
-    case kernels::WeightFormat::kInt8Block:
-      return n + n / 16;
-    case kernels::WeightFormat::kFp8Block:
-      return n + n / (w.block * w.block) * 4;
-  }
-  return 0;
-}
-
-// Weight bytes and multiply-adds one decode step reads for `batch` sequences: every dense matrix,
-// and per MoE layer the expected number of distinct experts top_k picks out of E for `batch`
-// tokens (uniform routing): E (1 - (1 - k/E)^batch).
-struct StepCost {
-  double bytes = 0, macs_per_token = 0;
-};
-
-StepCost CostOfStep(const model::Model& m, int batch) {
-  const auto& c = m.config();
-  const auto& w = m.weights();
-  StepCost cost;
-  auto add = [&](const model::WeightMatrix& x, double share = 1.0) {
-    cost.bytes += MatrixBytes(x) * share;
-  };
-  auto mlp = [&](const model::MlpWeights& x, double share = 1.0) {
-    add(x.gate, share);
-    add(x.up, share);
-    add(x.down, share);
-  };
-  add(w.lm_head);
-  cost.macs_per_token += double(w.lm_head.rows) * w.lm_head.cols;
-  for (const auto& l : w.layers) {
-    for (const auto* x : {&l.kda.q, &l.kda.k, &l.kda.v, &l.kda.f_a, &l.kda.f_b, &l.kda.beta,
-                          &l.kda.g, &l.kda.g_a, &l.kda.g_b, &l.kda.o, &l.mla.q_a, &l.mla.q_b,
-                          &l.mla.q, &l.mla.kv_a, &l.mla.kv_b, &l.mla.g, &l.mla.o}) {
-      add(*x);
-      cost.macs_per_token += double(x->rows) * x->cols;
-    }
-    if (!l.moe) {
-      mlp(l.dense);
-      cost.macs_per_token += 3.0 * l.dense.gate.rows * l.dense.gate.cols;
-      continue;
-    }
-    const auto& moe = l.moe_weights;
-    add(moe.router);
-    add(moe.latent_down);
-    add(moe.latent_up);
-    if (moe.has_shared) mlp(moe.shared);
-    const double e = c.moe.num_experts, k = c.moe.top_k;
-    const double distinct = e * (1.0 - std::pow(1.0 - k / e, batch));
-    mlp(moe.experts[0], distinct);
-    const auto& x = moe.experts[0];
-    cost.macs_per_token +=
-        double(moe.router.rows) * moe.router.cols +
-        2.0 * moe.latent_down.rows * moe.latent_down.cols +
-        (moe.has_shared ? 3.0 * moe.shared.gate.rows * moe.shared.gate.cols : 0) +
-        k * 3.0 * x.gate.rows * x.gate.cols;
-  }
-  return cost;
 }
 
 // Times `steps` decode steps of `batch` sequences after a short untimed prefill of each, each
@@ -282,7 +213,8 @@ void PrintChunkedPrefill(const model::Model& m, const BenchModelFlags& f) {
 }
 
 int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::ThreadPool* pool) {
-  auto bf16 = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16", false, pool);
+  auto bf16 = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16",
+                                                   model::testing::BenchFamily::kK3Bf16, pool);
   if (!bf16.ok()) {
     K3_LOG(kError) << bf16.status().ToString();
     return 1;
@@ -313,9 +245,15 @@ int RunBenchModel(const BenchModelFlags& f) {
     K3_LOG(kError) << quant.status().ToString();
     return 2;
   }
+  auto family = model::testing::ParseBenchFamily(f.family);
+  if (!family.ok()) {
+    K3_LOG(kError) << family.status().ToString();
+    return 2;
+  }
   base::ThreadPool pool(f.threads);
-  const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
-  auto model = model::testing::LoadOrMakeBenchModel(dir, true, &pool, *quant);
+  const std::string dir =
+      f.model.empty() ? f.cache_dir + "/" + model::testing::BenchFamilyDir(*family) : f.model;
+  auto model = model::testing::LoadOrMakeBenchModel(dir, *family, &pool, *quant);
   if (!model.ok()) {
     K3_LOG(kError) << model.status().ToString();
     return 1;
@@ -343,7 +281,8 @@ int RunBenchModel(const BenchModelFlags& f) {
   std::printf("\n");
   PrintPrefill(m, f, limits);
   PrintChunkedPrefill(m, f);
-  if (f.compare_bf16 && f.model.empty()) return PrintBf16Compare(m, f, &pool);
+  if (f.compare_bf16 && f.model.empty() && *family == model::testing::BenchFamily::kK3)
+    return PrintBf16Compare(m, f, &pool);
   return 0;
 }
 
@@ -362,7 +301,11 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
   auto batches = std::make_shared<std::string>("1,8,32");
   auto prefill = std::make_shared<std::string>("512,4096");
   app.add_option("--model", f->model,
-                 "Checkpoint folder to measure (default: generate a K3-shaped ~2B model)");
+                 "Checkpoint folder to measure (default: generate --family's ~2B model)");
+  app.add_option("--family", f->family,
+                 "Generated benchmark model: k3 (MXFP4 experts), k3-bf16, kimi-linear (BF16), "
+                 "k2 (FP8 blocks), k25 (INT4 experts)")
+      ->capture_default_str();
   app.add_option("--cache-dir", f->cache_dir, "Where generated benchmark models are kept")
       ->capture_default_str();
   app.add_option("--batches", *batches, "Decode batch sizes")->capture_default_str();

@@ -14,7 +14,7 @@ class Requantizer {
 
   void Matrix(WeightMatrix* m) {
     const bool dense = m->format == WeightFormat::kBF16 || m->format == WeightFormat::kF16 ||
-                       m->format == WeightFormat::kF32;
+                       m->format == WeightFormat::kF32 || m->format == WeightFormat::kFp8Block;
     if (!dense || m->rows == 0 || m->cols == 0 || m->cols % 32 != 0) return;
     auto& data = w_->owned_bytes.emplace_back(static_cast<size_t>(m->rows * m->cols));
     auto& scales = w_->owned_scales.emplace_back(static_cast<size_t>(m->rows * m->cols / 32));
@@ -56,6 +56,10 @@ int QuantizeDenseWeights(ModelWeights* w, base::ThreadPool* pool) {
     if (moe.has_shared) q.Mlp(&moe.shared);
     q.Matrix(&moe.latent_down);
     q.Matrix(&moe.latent_up);
+    // FP8-block routed experts (K2) take the integer path too; 4-bit and BF16 experts stay.
+    for (MlpWeights& expert : moe.experts) {
+      if (expert.gate.format == WeightFormat::kFp8Block) q.Mlp(&expert);
+    }
   }
   q.Matrix(&w->lm_head);
   return q.changed();

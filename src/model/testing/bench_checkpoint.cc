@@ -62,10 +62,6 @@ json BenchModelConfig(const BenchModelShape& s) {
           {"text_config", text}};
 }
 
-base::Status WriteBenchModel(const BenchModelShape& shape, const std::filesystem::path& dir) {
-  return WriteSyntheticCheckpoint(BenchModelConfig(shape).dump(2), dir);
-}
-
 void TouchAllWeights(const model::Model& m) {
   volatile uint8_t sink = 0;
   for (const std::string& name : m.checkpoint().TensorNames()) {
@@ -77,15 +73,18 @@ void TouchAllWeights(const model::Model& m) {
   }
 }
 
+std::string BenchFamilyDir(BenchFamily family) {
+  return family == BenchFamily::kK3 ? "k3-mxfp4" : std::string(BenchFamilyName(family));
+}
+
 base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::filesystem::path& dir,
-                                                                 bool mxfp4, base::ThreadPool* pool,
+                                                                 BenchFamily family,
+                                                                 base::ThreadPool* pool,
                                                                  model::WeightQuant quant) {
   if (!std::filesystem::exists(dir / "config.json")) {
-    BenchModelShape shape;
-    shape.mxfp4_experts = mxfp4;
-    K3_LOG(kInfo) << "generating the " << (mxfp4 ? "MXFP4" : "BF16")
-                  << "-expert benchmark model in " << dir.string() << " (once)";
-    K3_RETURN_IF_ERROR(WriteBenchModel(shape, dir));
+    K3_LOG(kInfo) << "generating the " << BenchFamilyName(family) << " benchmark model in "
+                  << dir.string() << " (once)";
+    K3_RETURN_IF_ERROR(WriteSyntheticCheckpoint(BenchFamilyConfig(family).dump(2), dir));
   }
   K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(dir, pool, quant));
   TouchAllWeights(*model);

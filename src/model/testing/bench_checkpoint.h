@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "base/status.h"
@@ -36,14 +38,23 @@ struct BenchModelShape {
 // latent MoE with sigmoid routing, Attention Residual blocks of `attn_res_block` layers.
 nlohmann::json BenchModelConfig(const BenchModelShape& shape);
 
-// Writes config.json (BenchModelConfig, dump(2)), one safetensors shard per layer plus one for
-// the embeddings and head, and the index into `dir` (created).
-base::Status WriteBenchModel(const BenchModelShape& shape, const std::filesystem::path& dir);
+// The benchmark checkpoints, each about 2B parameters in its family's published formats:
+//   k3          BenchModelShape{} (BF16 dense, MXFP4 routed experts)
+//   k3-bf16     the same with BF16 routed experts (what MXFP4 is compared with)
+//   kimi-linear Kimi-Linear: 9 KDA + 3 MLA layers, 32 experts top-8, all BF16
+//   k2          Kimi K2: 12 MLA layers (YaRN), 64 experts top-8, FP8 E4M3 128x128 blocks
+//   k25         K2.5 / K2-Thinking: the K2 shape with INT4 routed experts, the rest BF16
+enum class BenchFamily { kK3, kK3Bf16, kKimiLinear, kK2, kK25 };
+std::string_view BenchFamilyName(BenchFamily family);
+base::Result<BenchFamily> ParseBenchFamily(std::string_view name);
+nlohmann::json BenchFamilyConfig(BenchFamily family);
+// The folder under a cache dir that holds `family`'s checkpoint ("k3-mxfp4" for kK3).
+std::string BenchFamilyDir(BenchFamily family);
 
-// Loads the benchmark model from `dir`, writing it first (default shape, MXFP4 or BF16 experts) if
-// there is no config.json, and touches every weight page.
+// Loads the benchmark model from `dir`, writing `family`'s checkpoint there first if there is no
+// config.json, and touches every weight page.
 base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(
-    const std::filesystem::path& dir, bool mxfp4, base::ThreadPool* pool,
+    const std::filesystem::path& dir, BenchFamily family, base::ThreadPool* pool,
     model::WeightQuant quant = model::WeightQuant::kNone);
 
 // Reads one byte of every page of the weights, so timed runs do not pay first-touch page faults

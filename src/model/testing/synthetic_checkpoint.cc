@@ -175,7 +175,10 @@ base::Status WriteSyntheticCheckpoint(std::string_view config_json,
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return base::Internal("cannot create " + dir.string() + ": " + ec.message());
-  const std::string_view prefix = CheckpointPrefix(config.family);
+  // A config nested under text_config (K3, K2.5) names its tensors "language_model.*", as
+  // published; flat configs (Kimi-Linear, K2) use no prefix.
+  const bool nested = json::parse(config_json).contains("text_config");
+  const std::string_view prefix = nested ? CheckpointPrefix(Family::kKimiK3) : "";
   const int shards = config.num_layers + 1;
   auto shard_path = [&](int i) {
     char name[64];

@@ -1,0 +1,23 @@
+// What one step of a model must read and compute, for `k3 bench model`'s roofline: weight bytes
+// by stored format and multiply-adds per token, with routed experts counted as the number of
+// distinct experts a batch is expected to touch.
+#pragma once
+
+#include <cstdint>
+
+#include "model/model.h"
+
+namespace k3::app {
+
+// Stored bytes of one weight matrix (data and scales).
+int64_t MatrixBytes(const model::WeightMatrix& w);
+
+// Weight bytes and multiply-adds one decode step reads for `batch` sequences: every dense matrix,
+// and per MoE layer the expected number of distinct experts top_k picks out of E for `batch`
+// tokens (uniform routing): E (1 - (1 - k/E)^batch).
+struct StepCost {
+  double bytes = 0, macs_per_token = 0;
+};
+StepCost CostOfStep(const model::Model& m, int batch);
+
+}  // namespace k3::app
