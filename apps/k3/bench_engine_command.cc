@@ -16,6 +16,7 @@
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
+#include "apps/k3/numa_flag.h"
 #include "base/log.h"
 #include "engine/engine.h"
 #include "engine/k3_model_runner.h"
@@ -37,6 +38,7 @@ struct BenchEngineFlags {
   int ttft_cached = 3584;
   std::vector<int> intervals = {0, 256, 1024};
   size_t threads = 0;
+  int numa_node = -1;
   EngineFlags engine;
 };
 
@@ -216,6 +218,10 @@ int RunBenchEngine(BenchEngineFlags& f) {
     K3_LOG(kError) << s.ToString();
     return 2;
   }
+  if (auto s = ApplyNumaNode(f.numa_node); !s.ok()) {
+    K3_LOG(kError) << s.ToString();
+    return 2;
+  }
   base::ThreadPool pool(f.threads);
   const std::string dir = f.model.empty() ? f.cache_dir + "/k3-mxfp4" : f.model;
   auto loaded = model::testing::LoadOrMakeBenchModel(dir, model::testing::BenchFamily::kK3, &pool);
@@ -269,6 +275,7 @@ CommandFn AddBenchEngineCommand(CLI::App& app) {
   app.add_option("--intervals", *intervals, "KDA checkpoint intervals to compare")
       ->capture_default_str();
   app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
+  AddNumaNodeFlag(app, &f->numa_node);
   AddEngineFlags(app, &f->engine);
   return [f, levels, intervals]() {
     f->concurrency = ParseInts(*levels);

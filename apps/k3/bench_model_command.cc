@@ -18,6 +18,7 @@
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
+#include "apps/k3/numa_flag.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "kernels/cpu_backend.h"
@@ -42,6 +43,7 @@ struct BenchModelFlags {
   int decode_steps = 8;
   bool compare_bf16 = true;
   size_t threads = 0;
+  int numa_node = -1;
   std::string gemm_precision = "fp32";
   std::string expert_activations = "fp32";
   std::string weight_quant = "none";
@@ -233,8 +235,8 @@ int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::Thre
 }
 
 int RunBenchModel(const BenchModelFlags& f) {
-  for (auto s :
-       {ApplyGemmPrecision(f.gemm_precision), ApplyExpertActivations(f.expert_activations)}) {
+  for (auto s : {ApplyNumaNode(f.numa_node), ApplyGemmPrecision(f.gemm_precision),
+                 ApplyExpertActivations(f.expert_activations)}) {
     if (!s.ok()) {
       K3_LOG(kError) << s.ToString();
       return 2;
@@ -319,6 +321,7 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("!--no-bf16-compare", f->compare_bf16, "Skip the MXFP4 vs BF16 expert comparison");
   app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
+  AddNumaNodeFlag(app, &f->numa_node);
   AddGemmPrecisionFlag(app, &f->gemm_precision);
   AddExpertActivationsFlag(app, &f->expert_activations);
   AddWeightQuantFlag(app, &f->weight_quant);

@@ -9,6 +9,7 @@
 #include "apps/k3/backend_flags.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
+#include "apps/k3/numa_flag.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "model/greedy.h"
@@ -33,6 +34,7 @@ struct GenerateFlags {
   std::string mla_mode = "auto";
   std::string backend = "cpu";
   size_t threads = 0;
+  int numa_node = -1;
 };
 
 base::Result<std::vector<int32_t>> ParseIds(const std::string& text) {
@@ -71,6 +73,7 @@ base::Status ParseModes(const GenerateFlags& f, model::ForwardOptions* options) 
 }
 
 base::Status RunGenerate(const GenerateFlags& f) {
+  K3_RETURN_IF_ERROR(ApplyNumaNode(f.numa_node));
   base::ThreadPool pool(f.threads);
   K3_LOG(kInfo) << "loading " << f.model;
   K3_ASSIGN_OR_RETURN(auto backend, MakeBackend(f.backend, &pool));
@@ -150,6 +153,7 @@ CommandFn AddGenerateCommand(CLI::App& app) {
   app.add_option("--mla-mode", f->mla_mode, "auto, naive or absorbed")->capture_default_str();
   app.add_option("--backend", f->backend, kBackendHelp)->capture_default_str();
   app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
+  AddNumaNodeFlag(app, &f->numa_node);
   return [f, prompt, ids]() {
     if (prompt->count() == 0 && ids->count() == 0) {
       std::fprintf(stderr, "k3 generate: give --prompt or --prompt-ids\n");

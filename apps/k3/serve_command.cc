@@ -10,6 +10,7 @@
 #include "apps/k3/demo_checkpoint.h"
 #include "apps/k3/engine_flags.h"
 #include "apps/k3/http_flags.h"
+#include "apps/k3/numa_flag.h"
 #include "apps/k3/shutdown_signals.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
@@ -32,6 +33,7 @@ struct ServeFlags {
   int port = 8000;
   std::string api_key;
   size_t threads = 0;
+  int numa_node = -1;
   int io_threads = 1;
   int64_t max_pending = 4096;
   std::string body_limit = "32MiB";
@@ -186,6 +188,7 @@ int Serve(ServeFlags& f) {
   auto dir = ResolveModelDir(f);
   if (!dir.ok()) return fail(dir.status());
 
+  if (auto s = ApplyNumaNode(f.numa_node); !s.ok()) return fail(s);
   base::ThreadPool pool(f.threads);
   auto tokenizer = text::Tokenizer::FromKimiDirectory(*dir);
   if (!tokenizer.ok()) return fail(tokenizer.status());
@@ -250,6 +253,7 @@ CommandFn AddServeCommand(CLI::App& app) {
   app.add_option("--api-key", f->api_key,
                  "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (401 otherwise)");
   app.add_option("--threads", f->threads, "Model worker threads (0 = all cores)");
+  AddNumaNodeFlag(app, &f->numa_node);
   app.add_option("--io-threads", f->io_threads, "HTTP threads")->capture_default_str();
   app.add_option("--max-pending", f->max_pending,
                  "Concurrent requests admitted; more get 429 at once")

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "base/numa.h"
+
 namespace k3::base {
 
 // One ParallelFor call, on the caller's stack. It stays in the queue while helpers are wanted;
@@ -25,7 +27,7 @@ struct ThreadPool::Job {
 };
 
 ThreadPool::ThreadPool(size_t num_threads) {
-  if (num_threads == 0) num_threads = std::max<size_t>(1, std::thread::hardware_concurrency());
+  if (num_threads == 0) num_threads = AvailableCpus();
   for (size_t i = 1; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 

@@ -43,8 +43,9 @@ class FunctionRef<R(Args...)> {
 
 class ThreadPool {
  public:
-  // num_threads == 0 means one per hardware thread. The caller of ParallelFor also works, so a pool
-  // of N threads keeps N workers plus the caller busy; a pool of size 1 has no extra workers.
+  // num_threads == 0 means one per CPU this process may run on (its affinity: numa.h). The caller
+  // of ParallelFor also works, so a pool of N threads keeps N workers plus the caller busy; a pool
+  // of size 1 has no extra workers.
   explicit ThreadPool(size_t num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
