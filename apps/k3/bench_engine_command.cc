@@ -139,8 +139,10 @@ engine::EngineMetrics SettledMetrics(const engine::Engine& engine, int64_t finis
 }
 
 std::unique_ptr<engine::Engine> MakeBenchEngine(std::shared_ptr<const model::Model> model,
-                                                engine::EngineConfig config) {
-  auto engine = engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model), config);
+                                                engine::EngineConfig config,
+                                                const model::ForwardOptions& options) {
+  auto engine =
+      engine::Engine::Create(std::make_unique<engine::K3ModelRunner>(model, options), config);
   K3_CHECK(engine.ok()) << engine.status().ToString();
   (*engine)->Start();
   return std::move(engine).value();
@@ -155,7 +157,7 @@ void ThroughputTable(const BenchEngineFlags& f, std::shared_ptr<const model::Mod
     engine::EngineConfig config = f.engine.config;
     config.max_running = std::max(config.max_running, c);
     config.max_batched_tokens = std::max(config.max_batched_tokens, c);
-    auto engine = MakeBenchEngine(model, config);
+    auto engine = MakeBenchEngine(model, config, f.engine.runner_options());
     const int total = std::max(4, f.waves * c);
     K3_LOG(kInfo) << "throughput: concurrency " << c << ", " << total << " requests of "
                   << f.prompt_len << " + " << f.output_len << " tokens";
@@ -183,7 +185,7 @@ void PrefixTables(const BenchEngineFlags& f, std::shared_ptr<const model::Model>
   for (int interval : f.intervals) {
     engine::EngineConfig config = f.engine.config;
     config.state_checkpoint_interval = interval;
-    auto engine = MakeBenchEngine(model, config);
+    auto engine = MakeBenchEngine(model, config, f.engine.runner_options());
     K3_LOG(kInfo) << "prefix cache: " << f.ttft_prompt << "-token prompt, checkpoint interval "
                   << interval;
     int64_t cached = 0;

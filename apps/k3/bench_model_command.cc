@@ -47,20 +47,24 @@ struct BenchModelFlags {
   std::string gemm_precision = "fp32";
   std::string expert_activations = "fp32";
   std::string weight_quant = "none";
+  std::string kv_cache_dtype = "auto";
+  kernels::LatentDtype cache_dtype = kernels::LatentDtype::kBf16;  // from kv_cache_dtype
+  int decode_context = 16;  // tokens prefilled before the timed decode steps
 };
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-// Times `steps` decode steps of `batch` sequences after a short untimed prefill of each, each
-// step asking for `logit_rows` (0 or 1) logit rows per sequence.
-double DecodeTokensPerSecond(const model::Model& m, int batch, int steps, int logit_rows = 1) {
+// Times `steps` decode steps of `batch` sequences after an untimed prefill of f.decode_context
+// tokens each, each step asking for `rows` (0 or 1) logit rows per sequence.
+double DecodeTokensPerSecond(const model::Model& m, const BenchModelFlags& f, int batch,
+                             int rows = 1) {
   const auto& c = m.config();
-  const int prompt = 16, page = 64;
+  const int prompt = f.decode_context, page = 64, steps = f.decode_steps;
   const int pages_per_seq = (prompt + steps + page - 1) / page;
   model::KdaStatePool states(c, batch, &m.backend());
-  model::MlaCache cache(c, batch * pages_per_seq, page, &m.backend());
+  model::MlaCache cache(c, batch * pages_per_seq, page, &m.backend(), f.cache_dtype);
   model::Workspace workspace = m.MakeWorkspace();  // reused by every step, as a runner does
   std::vector<std::vector<int32_t>> pages(batch), tokens(batch);
   std::vector<model::SequenceInput> seqs(batch);
@@ -77,7 +81,7 @@ double DecodeTokensPerSecond(const model::Model& m, int batch, int steps, int lo
   auto start = Clock::now();
   for (int s = 0; s < steps; ++s) {
     for (int b = 0; b < batch; ++b) {
-      seqs[b] = {{&next[b], 1}, prompt + s, b, pages[b], logit_rows};
+      seqs[b] = {{&next[b], 1}, prompt + s, b, pages[b], rows};
     }
     K3_CHECK(m.Forward(seqs, {}, {states, cache, workspace}, &out).ok());
   }
@@ -89,12 +93,12 @@ double DecodeTokensPerSecond(const model::Model& m, int batch, int steps, int lo
 // final norm and lm_head (what the model did before SequenceInput::num_logit_rows); otherwise only
 // the last chunk's, the one sampled from.
 double ChunkedPrefillTokensPerSecond(const model::Model& m, int tokens, int chunk,
-                                     bool logits_every_chunk) {
+                                     bool logits_every_chunk, kernels::LatentDtype dtype) {
   const auto& c = m.config();
   const int page = 64;
   const int num_pages = (tokens + page - 1) / page;
   model::KdaStatePool states(c, 1, &m.backend());
-  model::MlaCache cache(c, num_pages, page, &m.backend());
+  model::MlaCache cache(c, num_pages, page, &m.backend(), dtype);
   model::Workspace workspace = m.MakeWorkspace();
   std::vector<int32_t> pages(num_pages), ids(tokens);
   std::iota(pages.begin(), pages.end(), 0);
@@ -112,8 +116,8 @@ double ChunkedPrefillTokensPerSecond(const model::Model& m, int tokens, int chun
 }
 
 // One forward pass over the whole prompt, logits for its last token.
-double PrefillTokensPerSecond(const model::Model& m, int tokens) {
-  return ChunkedPrefillTokensPerSecond(m, tokens, tokens, false);
+double PrefillTokensPerSecond(const model::Model& m, int tokens, kernels::LatentDtype dtype) {
+  return ChunkedPrefillTokensPerSecond(m, tokens, tokens, false, dtype);
 }
 
 // Seconds for the routed experts of one token in every MoE layer (top_k expert MLPs at latent
@@ -154,7 +158,7 @@ void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& 
                 "fraction of roofline"});
   for (int batch : f.batches) {
     K3_LOG(kInfo) << "decode, batch " << batch;
-    const double tps = DecodeTokensPerSecond(m, batch, f.decode_steps);
+    const double tps = DecodeTokensPerSecond(m, f, batch);
     const StepCost cost = CostOfStep(m, batch);
     const double step_ms = batch / tps * 1e3;
     const double roof_ms = std::max(cost.bytes / (limits.bandwidth * 1e9),
@@ -170,7 +174,7 @@ void PrintPrefill(const model::Model& m, const BenchModelFlags& f, const Limits&
   Table prefill({"prefill tokens", "tokens/s", "GFLOP/s (weights)", "fraction of peak"});
   for (int tokens : f.prefill) {
     K3_LOG(kInfo) << "prefill, " << tokens << " tokens";
-    const double tps = PrefillTokensPerSecond(m, tokens);
+    const double tps = PrefillTokensPerSecond(m, tokens, f.cache_dtype);
     const double gflops = 2.0 * CostOfStep(m, 1).macs_per_token * tps / 1e9;
     prefill.Row(
         {std::to_string(tokens), Fixed(tps), Fixed(gflops), Fixed(gflops / limits.peak, 2)});
@@ -180,11 +184,11 @@ void PrintPrefill(const model::Model& m, const BenchModelFlags& f, const Limits&
 
 // Milliseconds one logit row adds to a forward pass (final norm + lm_head): batch-1 decode steps
 // with and without their row, interleaved, best step time of each.
-double LogitRowMs(const model::Model& m, int steps) {
+double LogitRowMs(const model::Model& m, const BenchModelFlags& f) {
   double with_row = 1e30, without = 1e30;
   for (int round = 0; round < 3; ++round) {
-    with_row = std::min(with_row, 1e3 / DecodeTokensPerSecond(m, 1, steps, 1));
-    without = std::min(without, 1e3 / DecodeTokensPerSecond(m, 1, steps, 0));
+    with_row = std::min(with_row, 1e3 / DecodeTokensPerSecond(m, f, 1, 1));
+    without = std::min(without, 1e3 / DecodeTokensPerSecond(m, f, 1, 0));
   }
   return with_row - without;
 }
@@ -193,12 +197,12 @@ double LogitRowMs(const model::Model& m, int steps) {
 // one logit row measured directly: what computing only the rows a step needs saves.
 void PrintChunkedPrefill(const model::Model& m, const BenchModelFlags& f) {
   if (f.chunked_prefill <= 0 || f.prefill_chunk <= 0) return;
-  const double row_ms = LogitRowMs(m, f.decode_steps);
+  const double row_ms = LogitRowMs(m, f);
   K3_LOG(kInfo) << "chunked prefill, " << f.chunked_prefill << " tokens in " << f.prefill_chunk
                 << "-token chunks";
-  const int chunks = (f.chunked_prefill + f.prefill_chunk - 1) / f.prefill_chunk;
-  const double every = ChunkedPrefillTokensPerSecond(m, f.chunked_prefill, f.prefill_chunk, true);
-  const double last = ChunkedPrefillTokensPerSecond(m, f.chunked_prefill, f.prefill_chunk, false);
+  const int n = f.chunked_prefill, chunk = f.prefill_chunk, chunks = (n + chunk - 1) / chunk;
+  const double every = ChunkedPrefillTokensPerSecond(m, n, chunk, true, f.cache_dtype);
+  const double last = ChunkedPrefillTokensPerSecond(m, n, chunk, false, f.cache_dtype);
   std::printf("\nchunked prefill: %d tokens in %d chunks of %d\n", f.chunked_prefill, chunks,
               f.prefill_chunk);
   Table table({"logit rows", "tokens/s", "seconds"});
@@ -221,8 +225,8 @@ int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::Thre
     K3_LOG(kError) << bf16.status().ToString();
     return 1;
   }
-  const double mx_tps = DecodeTokensPerSecond(m, 1, f.decode_steps);
-  const double bf_tps = DecodeTokensPerSecond(**bf16, 1, f.decode_steps);
+  const double mx_tps = DecodeTokensPerSecond(m, f, 1);
+  const double bf_tps = DecodeTokensPerSecond(**bf16, f, 1);
   const double mx_experts = RoutedExpertSeconds(m, pool);
   const double bf_experts = RoutedExpertSeconds(**bf16, pool);
   std::printf("\nMXFP4 vs BF16 routed experts, batch-1 decode:\n");
@@ -234,24 +238,19 @@ int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::Thre
   return 0;
 }
 
-int RunBenchModel(const BenchModelFlags& f) {
-  for (auto s : {ApplyNumaNode(f.numa_node), ApplyGemmPrecision(f.gemm_precision),
-                 ApplyExpertActivations(f.expert_activations)}) {
+int RunBenchModel(BenchModelFlags& f) {
+  auto quant = model::ParseWeightQuant(f.weight_quant);
+  auto cache_dtype = ParseKvCacheDtype(f.kv_cache_dtype);
+  auto family = model::testing::ParseBenchFamily(f.family);
+  for (const base::Status& s : {ApplyNumaNode(f.numa_node), ApplyGemmPrecision(f.gemm_precision),
+                                ApplyExpertActivations(f.expert_activations), quant.status(),
+                                cache_dtype.status(), family.status()}) {
     if (!s.ok()) {
       K3_LOG(kError) << s.ToString();
       return 2;
     }
   }
-  auto quant = model::ParseWeightQuant(f.weight_quant);
-  if (!quant.ok()) {
-    K3_LOG(kError) << quant.status().ToString();
-    return 2;
-  }
-  auto family = model::testing::ParseBenchFamily(f.family);
-  if (!family.ok()) {
-    K3_LOG(kError) << family.status().ToString();
-    return 2;
-  }
+  f.cache_dtype = *cache_dtype;
   base::ThreadPool pool(f.threads);
   const std::string dir =
       f.model.empty() ? f.cache_dir + "/" + model::testing::BenchFamilyDir(*family) : f.model;
@@ -277,8 +276,12 @@ int RunBenchModel(const BenchModelFlags& f) {
   std::printf("model %s: %s, hidden %d, %d layers (%d KDA, %d MLA), %d experts top-%d\n",
               dir.c_str(), std::string(model::FamilyName(c.family)).c_str(), c.hidden, c.num_layers,
               c.num_kda_layers(), c.num_mla_layers(), c.moe.num_experts, c.moe.top_k);
-  std::printf("limits: read bandwidth %.1f GB/s, peak FP32 %.1f GFLOP/s, %zu threads\n\n",
+  std::printf("limits: read bandwidth %.1f GB/s, peak FP32 %.1f GFLOP/s, %zu threads\n",
               limits.bandwidth, limits.peak, pool.parallelism());
+  std::printf("latent cache %s (%ld bytes per token), decode after %d tokens\n\n",
+              kernels::LatentDtypeName(f.cache_dtype),
+              static_cast<long>(model::MlaCache::BytesPerToken(c, f.cache_dtype)),
+              f.decode_context);
   PrintDecode(m, f, limits);
   std::printf("\n");
   PrintPrefill(m, f, limits);
@@ -325,6 +328,9 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
   AddGemmPrecisionFlag(app, &f->gemm_precision);
   AddExpertActivationsFlag(app, &f->expert_activations);
   AddWeightQuantFlag(app, &f->weight_quant);
+  AddKvCacheDtypeFlag(app, &f->kv_cache_dtype);
+  app.add_option("--decode-context", f->decode_context, "Tokens prefilled before decode steps")
+      ->capture_default_str();
   return [f, batches, prefill]() {
     f->batches = ParseList(*batches);
     f->prefill = ParseList(*prefill);

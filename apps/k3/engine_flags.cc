@@ -60,8 +60,17 @@ base::Status ApplyExpertActivations(const std::string& name) {
   return base::Status::Ok();
 }
 
+base::Result<kernels::LatentDtype> ParseKvCacheDtype(const std::string& name) {
+  if (name == "auto" || name == "bf16" || name == "bfloat16") return kernels::LatentDtype::kBf16;
+  if (name == "fp32" || name == "float32") return kernels::LatentDtype::kF32;
+  if (name == "fp8_e4m3" || name == "fp8") return kernels::LatentDtype::kFp8E4m3;
+  return base::InvalidArgument("--kv-cache-dtype must be auto, bf16, fp32 or fp8_e4m3, not '" +
+                               name + "'");
+}
+
 base::Status EngineFlags::Finish() {
   K3_ASSIGN_OR_RETURN(config.cache_memory_bytes, ParseByteSize(cache_memory));
+  K3_ASSIGN_OR_RETURN(kv_cache_dtype, ParseKvCacheDtype(kv_cache_dtype_name));
   config.enable_prefix_caching = !no_prefix_caching;
   K3_RETURN_IF_ERROR(ApplyExpertActivations(expert_activations));
   K3_ASSIGN_OR_RETURN(weight_quant, model::ParseWeightQuant(weight_quant_name));
@@ -73,6 +82,14 @@ void AddWeightQuantFlag(CLI::App& app, std::string* value) {
                  "none, or int8: re-quantise the dense BF16 projections (attention, shared "
                  "experts, dense MLP, lm_head) to int8 per 32 at load; W8A8 on AVX512-VNNI "
                  "(docs/model.md: error and speed)")
+      ->capture_default_str();
+}
+
+void AddKvCacheDtypeFlag(CLI::App& app, std::string* value) {
+  app.add_option("--kv-cache-dtype", *value,
+                 "Latent (MLA) cache element type: auto (= bf16), bf16, fp32, or fp8_e4m3 with a "
+                 "scale per token and layer; KDA states stay fp32 (docs/model.md, \"Latent cache "
+                 "precision\": errors and bytes per token)")
       ->capture_default_str();
 }
 
@@ -114,6 +131,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   AddGemmPrecisionFlag(app, &f->gemm_precision);
   AddExpertActivationsFlag(app, &f->expert_activations);
   AddWeightQuantFlag(app, &f->weight_quant_name);
+  AddKvCacheDtypeFlag(app, &f->kv_cache_dtype_name);
   app.add_option("--max-model-len", c.max_model_len,
                  "Longest prompt + output in tokens (0 = what the model and cache allow)")
       ->capture_default_str();

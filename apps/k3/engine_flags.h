@@ -7,6 +7,8 @@
 
 #include "base/result.h"
 #include "engine/engine_config.h"
+#include "kernels/op_args.h"
+#include "model/batch.h"
 #include "model/weight_quant.h"
 
 namespace k3::app {
@@ -19,8 +21,16 @@ struct EngineFlags {
   std::string expert_activations = "fp32";
   std::string weight_quant_name = "none";
   model::WeightQuant weight_quant = model::WeightQuant::kNone;  // from weight_quant_name
-  // Parses cache_memory and fills config, applies --gemm-precision and --expert-activations
-  // (process-wide); INVALID_ARGUMENT on a bad value.
+  std::string kv_cache_dtype_name = "auto";
+  kernels::LatentDtype kv_cache_dtype = kernels::LatentDtype::kBf16;  // from kv_cache_dtype_name
+  // The runner's options these flags select (the latent cache's dtype).
+  model::ForwardOptions runner_options() const {
+    model::ForwardOptions options;
+    options.cache_dtype = kv_cache_dtype;
+    return options;
+  }
+  // Parses cache_memory and kv_cache_dtype_name and fills config, applies --gemm-precision and
+  // --expert-activations (process-wide); INVALID_ARGUMENT on a bad value.
   base::Status Finish();
 };
 
@@ -33,6 +43,12 @@ void AddExpertActivationsFlag(CLI::App& app, std::string* value);
 base::Status ApplyExpertActivations(const std::string& name);
 // --weight-quant alone.
 void AddWeightQuantFlag(CLI::App& app, std::string* value);
+// --kv-cache-dtype alone and its values (vLLM's and SGLang's spelling): fp32, bf16, fp8_e4m3
+// (also fp8), or auto = bf16. The CLI default is bf16, what a BF16 model's user expects and half
+// fp32's bytes per token; the library default (model::ForwardOptions) stays fp32, and the tests
+// that hold the runtime to the float64 reference ask for fp32 explicitly.
+void AddKvCacheDtypeFlag(CLI::App& app, std::string* value);
+base::Result<kernels::LatentDtype> ParseKvCacheDtype(const std::string& name);
 
 // "512MiB", "4GiB", "1.5G", "1048576" -> bytes.
 base::Result<int64_t> ParseByteSize(const std::string& text);

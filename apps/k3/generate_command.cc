@@ -29,6 +29,7 @@ struct GenerateFlags {
   bool mxfp8_experts = false;
   std::string expert_activations = "fp32";
   std::string weight_quant = "none";
+  std::string kv_cache_dtype = "auto";
   std::string dump_logits;
   std::string kda_mode = "auto";
   std::string mla_mode = "auto";
@@ -106,6 +107,7 @@ base::Status RunGenerate(const GenerateFlags& f) {
   options.max_tokens = f.max_tokens;
   options.stop_at_eos = !f.ignore_eos;
   K3_RETURN_IF_ERROR(ParseModes(f, &options.forward));
+  K3_ASSIGN_OR_RETURN(options.forward.cache_dtype, ParseKvCacheDtype(f.kv_cache_dtype));
   K3_ASSIGN_OR_RETURN(model::GreedyResult result, model::GreedyGenerate(*model, prompt, options));
   std::string out;
   if (f.ids || !tokenizer) {
@@ -149,6 +151,7 @@ CommandFn AddGenerateCommand(CLI::App& app) {
                "Quantise routed-expert inputs to MXFP8 (default: exact FP32 activations)");
   AddExpertActivationsFlag(app, &f->expert_activations);
   AddWeightQuantFlag(app, &f->weight_quant);
+  AddKvCacheDtypeFlag(app, &f->kv_cache_dtype);
   app.add_option("--kda-mode", f->kda_mode, "auto, recurrent or chunked")->capture_default_str();
   app.add_option("--mla-mode", f->mla_mode, "auto, naive or absorbed")->capture_default_str();
   app.add_option("--backend", f->backend, kBackendHelp)->capture_default_str();

@@ -8,6 +8,7 @@
 
 #include "engine/engine.h"
 #include "engine/k3_model_runner.h"
+#include "model/greedy.h"
 #include "model/model_test_util.h"
 
 namespace k3::engine {
@@ -21,10 +22,12 @@ struct Completion {
 
 class EngineModelTest : public ::testing::TestWithParam<std::string> {
  protected:
-  std::unique_ptr<Engine> MakeEngine(EngineConfig config) {
+  std::unique_ptr<Engine> MakeEngine(EngineConfig config,
+                                     model::ForwardOptions options = model::ForwardOptions{}) {
     auto model = model::Model::Load(model::testing::FamilyDir(GetParam()) + "/model");
     EXPECT_TRUE(model.ok()) << model.status().ToString();
-    auto engine = Engine::Create(std::make_unique<K3ModelRunner>(std::move(model).value()), config);
+    auto engine =
+        Engine::Create(std::make_unique<K3ModelRunner>(std::move(model).value(), options), config);
     EXPECT_TRUE(engine.ok()) << engine.status().ToString();
     return std::move(engine).value();
   }
@@ -171,6 +174,38 @@ TEST_P(EngineModelTest, PreemptedRequestsEqualUninterruptedOnes) {
   for (size_t i = 0; i < prompts.size(); ++i) {
     EXPECT_EQ(got[i].tokens, alone[i].tokens) << "request " << i;
   }
+}
+
+// A bf16 latent cache: half the bytes per token of fp32 (576-wide entries: 1152 instead of 2304
+// per MLA layer), so the same cache memory holds about twice the blocks (exactly twice where no
+// KDA state shares the budget); the engine's greedy output equals GreedyGenerate's over the same
+// bf16 cache (the engine runs what the model test measures against the reference).
+TEST_P(EngineModelTest, Bf16CacheHalvesBytesPerTokenAndDecodesAsTheModelDoes) {
+  model::ForwardOptions bf16;
+  bf16.cache_dtype = kernels::LatentDtype::kBf16;
+  auto fp32_engine = MakeEngine(Config());
+  auto bf16_engine = MakeEngine(Config(), bf16);
+  const RunnerInfo fp32_info = fp32_engine->info(), bf16_info = bf16_engine->info();
+  EXPECT_EQ(2 * bf16_info.cache_bytes_per_token, fp32_info.cache_bytes_per_token);
+  const double ratio = static_cast<double>(bf16_engine->layout().num_blocks) /
+                       static_cast<double>(fp32_engine->layout().num_blocks);
+  std::printf("%s: %lld -> %lld cache bytes per token, %lld -> %lld blocks (x%.2f)\n",
+              GetParam().c_str(), static_cast<long long>(fp32_info.cache_bytes_per_token),
+              static_cast<long long>(bf16_info.cache_bytes_per_token),
+              static_cast<long long>(fp32_engine->layout().num_blocks),
+              static_cast<long long>(bf16_engine->layout().num_blocks), ratio);
+  EXPECT_GE(ratio, fp32_info.state_bytes_per_slot > 0 ? 1.5 : 1.99);
+  const model::testing::Reference ref = model::testing::LoadReference(GetParam());
+  const auto got = Run(*bf16_engine, {ref.prompt}, Greedy(32));
+  auto model = model::Model::Load(model::testing::FamilyDir(GetParam()) + "/model");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  model::GreedyOptions options;
+  options.max_tokens = 32;
+  options.stop_at_eos = false;
+  options.forward = bf16;
+  auto want = model::GreedyGenerate(**model, ref.prompt, options);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  EXPECT_EQ(got[0].tokens, want->generated);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, EngineModelTest, ::testing::Values("k3", "kimi_linear", "k2"),

@@ -16,9 +16,9 @@ RunnerInfo K3ModelRunner::info() const {
   info.eos_token_id = static_cast<int32_t>(c.eos_id);
   info.max_position = c.max_position;
   info.has_recurrent_state = c.num_kda_layers() > 0;
-  // fp32 entries of [c_kv | k_pe] per MLA layer (model/state.h).
-  info.cache_bytes_per_token =
-      int64_t{c.num_mla_layers()} * c.mla.cache_dim() * static_cast<int64_t>(sizeof(float));
+  // One stored [c_kv | k_pe] entry per MLA layer, in the cache's dtype (model/state.h): bf16
+  // halves fp32's bytes, so twice the blocks fit the same --cache-memory.
+  info.cache_bytes_per_token = model::MlaCache::BytesPerToken(c, options_.cache_dtype);
   info.state_bytes_per_slot =
       info.has_recurrent_state ? model::KdaStatePool(c, 0).floats_per_slot() * 4 : 0;
   return info;
@@ -30,7 +30,8 @@ base::Status K3ModelRunner::AllocateCache(int num_blocks, int block_size, int nu
   }
   // On the model's backend: the memory its kernels read and write.
   states_.emplace(model_->config(), num_state_slots, &model_->backend());
-  cache_.emplace(model_->config(), num_blocks, block_size, &model_->backend());
+  cache_.emplace(model_->config(), num_blocks, block_size, &model_->backend(),
+                 options_.cache_dtype);
   return base::Status::Ok();
 }
 

@@ -60,6 +60,7 @@ struct OpCase {
 // Every case, in a fixed order (backend_conformance_cases*.cc).
 std::vector<OpCase> AllOpCases();
 std::vector<OpCase> LayerOpCases();
+std::vector<OpCase> MlaOpCases();  // paged MLA, per latent cache dtype
 
 // |got - want| <= atol + rtol * |want| elementwise (and equal infinities); failures name `what`.
 struct Tolerance {

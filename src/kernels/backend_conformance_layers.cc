@@ -1,73 +1,13 @@
-// Op cases of the layer kernels: paged MLA (cache writes, the three attention forms), KDA (gates,
-// short convolutions, the delta rule chunked and step by step), MoE (routing, dispatch, combine)
-// and the Attention Residuals mix.
+// Op cases of the layer kernels: KDA (gates, short convolutions, the delta rule chunked and step by
+// step), MoE (routing, dispatch, combine) and the Attention Residuals mix (paged MLA:
+// backend_conformance_mla.cc).
 #include <algorithm>
 #include <numeric>
 
 #include "kernels/backend_conformance.h"
-#include "tensor/numeric.h"
 
 namespace k3::kernels::conformance {
 namespace {
-
-// ---- MLA
-
-struct MlaProblem {
-  MlaShape shape;
-  int64_t page_size = 5, num_pages = 6, entry = 0, page_stride = 0;
-  std::vector<int32_t> pages_a = {4, 1, 5}, pages_b = {0, 3, 2};
-  std::vector<PagedSequence> seqs;  // row ranges of the batch
-  std::vector<float> cache, q, entries, kv_b_f32;
-  std::vector<uint16_t> kv_b_bf16;
-};
-
-MlaProblem MakeMla(std::mt19937& rng) {
-  MlaProblem p;
-  p.shape = {3, 16, 8, 12, 20, 0.17f};
-  p.entry = p.shape.latent_dim + p.shape.rope_dim;
-  p.page_stride = 2 * p.page_size * p.entry;  // as if two layers shared the pages
-  // a: a fresh 7-token prompt; b: one decode token after 9 cached positions.
-  p.seqs = {{0, 7, 0, p.pages_a}, {7, 1, 9, p.pages_b}};
-  p.cache = Normal(rng, p.num_pages * p.page_stride);
-  p.q = Normal(rng, 8 * p.shape.heads * p.shape.qk_dim());
-  p.entries = Normal(rng, 8 * p.entry);
-  const int64_t kv_rows = p.shape.heads * (p.shape.nope_dim + p.shape.value_dim);
-  for (float x : Normal(rng, kv_rows * p.shape.latent_dim, 0.3f)) {
-    p.kv_b_bf16.push_back(tensor::FloatToBf16(x));
-    p.kv_b_f32.push_back(tensor::Bf16ToFloat(p.kv_b_bf16.back()));
-  }
-  return p;
-}
-
-void MlaCase(CaseEnv& env) {
-  const MlaProblem p = MakeMla(env.rng);
-  const int64_t kv_rows = p.shape.heads * (p.shape.nope_dim + p.shape.value_dim);
-  for (MlaForm form : {MlaForm::kNaive, MlaForm::kNaiveGemm, MlaForm::kAbsorbed}) {
-    const std::string what = "form " + std::to_string(static_cast<int>(form));
-    std::vector<float> host_cache = p.cache, want(8 * p.shape.heads * p.shape.value_dim);
-    DeviceArray<float> cache(env.backend, p.cache), q(env.backend, p.q);
-    DeviceArray<float> entries(env.backend, p.entries), kv_f32(env.backend, p.kv_b_f32);
-    DeviceArray<uint16_t> kv_bf16(env.backend, p.kv_b_bf16);
-    DeviceArray<float> out(env.backend, std::vector<float>(want.size()));
-    const float* layer = cache.get() + p.page_size * p.entry;
-    const LatentCacheView view{const_cast<float*>(layer), p.page_stride, p.page_size, p.entry};
-    const LatentCacheView host_view{host_cache.data() + p.page_size * p.entry, p.page_stride,
-                                    p.page_size, p.entry};
-    env.backend.WriteLatentCache(view, p.seqs, entries.get());
-    env.oracle.WriteLatentCache(host_view, p.seqs, p.entries.data());
-    ExpectEqual(cache.Download(), host_cache, "WriteLatentCache");
-    const WeightMatrix kv_dev{WeightFormat::kBF16, kv_rows, p.shape.latent_dim, kv_bf16.get()};
-    const WeightMatrix kv_host{WeightFormat::kBF16, kv_rows, p.shape.latent_dim,
-                               p.kv_b_bf16.data()};
-    std::vector<MlaSequence> seqs = {{p.seqs[0], form}, {p.seqs[1], form}};
-    env.backend.MlaAttention({p.shape, q.get(), view, &kv_dev, kv_f32.get(), out.get()}, seqs,
-                             env.backend_ws);
-    env.oracle.MlaAttention(
-        {p.shape, p.q.data(), host_view, &kv_host, p.kv_b_f32.data(), want.data()}, seqs,
-        env.oracle_ws);
-    ExpectNear(out.Download(), want, {2e-5, 1e-4}, "MlaAttention " + what);
-  }
-}
 
 // ---- KDA
 
@@ -257,9 +197,11 @@ void AttnResCase(CaseEnv& env) {
 }  // namespace
 
 std::vector<OpCase> LayerOpCases() {
-  return {{"MlaAttention", MlaCase},    {"KdaGates", KdaGatesCase},
-          {"ShortConv", ShortConvCase}, {"KdaDeltaRule", KdaDeltaRuleCase},
-          {"MoeRoute", MoeRouteCase},   {"MoeDispatchCombine", MoeDispatchCombineCase},
+  return {{"KdaGates", KdaGatesCase},
+          {"ShortConv", ShortConvCase},
+          {"KdaDeltaRule", KdaDeltaRuleCase},
+          {"MoeRoute", MoeRouteCase},
+          {"MoeDispatchCombine", MoeDispatchCombineCase},
           {"AttnResMix", AttnResCase}};
 }
 

@@ -66,6 +66,7 @@ const std::vector<BackendFactory>& Backends() {
 std::vector<OpCase> Cases() {
   std::vector<OpCase> cases = AllOpCases();
   for (OpCase& c : LayerOpCases()) cases.push_back(std::move(c));
+  for (OpCase& c : MlaOpCases()) cases.push_back(std::move(c));
   return cases;
 }
 

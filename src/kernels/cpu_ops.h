@@ -32,15 +32,22 @@ void SoftmaxInPlace(float* x, int64_t n);
 // rope.cc
 void ApplyRope(const RopeArgs& args);
 
+// latent_codec.cc: one latent cache entry of `dim` values to its stored form (LatentEntryBytes)
+// and back. Encode then decode is exact for kF32; the bounds of the others are LatentDtype's.
+void EncodeLatentEntry(LatentDtype dtype, const float* entry, int64_t dim, uint8_t* stored);
+void DecodeLatentEntry(LatentDtype dtype, const uint8_t* stored, int64_t dim, float* entry);
+
 // mla_attention.cc, mla_attention_gemm.cc
+// WriteLatentCache encodes each entry into the cache's dtype.
 void WriteLatentCache(const LatentCacheView& cache, std::span<const PagedSequence> seqs,
                       const float* entries);
 void MlaAttention(const MlaAttentionArgs& args, std::span<const MlaSequence> seqs,
                   base::ThreadPool* pool, Workspace& ws);
 // The naive form of one sequence as two matrix products per head. expanded: [len, heads,
-// nope + value] keys and values of every position.
+// nope + value] keys and values of every position; entries[j]: position j's entry as floats.
 void MlaAttendNaiveGemm(const MlaAttentionArgs& args, const PagedSequence& seq,
-                        const float* expanded, base::ThreadPool* pool, base::Arena& scratch);
+                        const float* expanded, const float* const* entries, base::ThreadPool* pool,
+                        base::Arena& scratch);
 
 // kda_conv.cc
 void KdaGates(const KdaGateArgs& args);

@@ -1,6 +1,8 @@
 // Multi-head latent attention over a paged latent cache (spec/model.md §3). The cache holds per
-// position only [c_kv | k_pe]; the attention reads it in place through a per-sequence table of
-// entry pointers (no copy of the entries). Forms:
+// position only [c_kv | k_pe], as fp32, bf16 or fp8 (LatentDtype); the attention reads fp32
+// entries, and bf16 ones in the absorbed form, in place through a per-sequence table of entry
+// pointers; otherwise it decodes the entries to floats once per sequence and layer
+// (FloatEntryTable states the cost, AttendSequence the measured choice). Forms:
 // - naive: every cached latent expanded into per-head keys and values with kv_b (one product per
 //   sequence, cheap per query when many queries share it: prefill), per-pair dot products;
 // - naive GEMM (mla_attention_gemm.cc): the same as two matrix products per head;
@@ -47,10 +49,12 @@ K3_MULTIVERSION void AttendNaive(const Dims& d, const float* q, const float* kv,
   }
 }
 
-// Absorbed form for one (sequence, head), reading only the cache entries. scratch: q_latent [r],
-// p [start + rows], mixed [r].
+// Absorbed form for one (sequence, head), reading only the cache entries, stored as E (float, or
+// uint16_t bfloat16 read in place: Dot and Axpy widen each value with a shift). scratch:
+// q_latent [r], p [start + rows], mixed [r].
+template <typename E>
 K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* kv_b, const float* q,
-                                    const float* const* entries, int64_t start, int64_t rows,
+                                    const E* const* entries, int64_t start, int64_t rows,
                                     int64_t head, float scale, float* q_latent, float* p,
                                     float* mixed, float* out) {
   const float* w_uk = kv_b + head * (d.dn + d.dv) * d.r;  // [dn, r]
@@ -61,7 +65,7 @@ K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* kv_b, const floa
     for (int64_t n = 0; n < d.dn; ++n) Axpy(qh[n], w_uk + n * d.r, q_latent, d.r);
     const int64_t len = start + t + 1;
     for (int64_t j = 0; j < len; ++j) {
-      const float* e = entries[j];
+      const E* e = entries[j];
       p[j] = (Dot(q_latent, e, d.r) + Dot(qh + d.dn, e + d.r, d.dr)) * scale;
     }
     SoftmaxInPlace(p, len);
@@ -72,12 +76,33 @@ K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* kv_b, const floa
   }
 }
 
-// Position j's cache entry for j in [0, len), as a table of pointers (from `arena`).
-const float** EntryTable(const LatentCacheView& cache, const PagedSequence& s, int64_t len,
-                         base::Arena& arena) {
-  const float** table = arena.Allocate<const float*>(len);
+// Position j's stored entry for j in [0, len), as a table of pointers to E (from `arena`).
+template <typename E>
+const E** EntryTable(const LatentCacheView& cache, const PagedSequence& s, int64_t len,
+                     base::Arena& arena) {
+  const E** table = arena.Allocate<const E*>(len);
   for (int64_t j = 0; j < len; ++j) {
-    table[j] = cache.entry(s.pages[j / cache.page_size], j % cache.page_size);
+    table[j] =
+        reinterpret_cast<const E*>(cache.entry(s.pages[j / cache.page_size], j % cache.page_size));
+  }
+  return table;
+}
+
+// The sequence's entries as floats: pointers into an fp32 cache (no copy); otherwise every entry
+// decoded once into [len, entry_dim] floats from `arena`, shared by all heads and rows. Cost of the
+// decode: len x entry_dim conversions and 4 len entry_dim bytes written per sequence and layer
+// (FP8: a table look-up and a multiply per value), against the naive forms' len x entry_dim x
+// H (dn + dv) multiply-adds of the kv_b expansion, or the absorbed form's 2 H len entry_dim.
+const float** FloatEntryTable(const LatentCacheView& cache, const PagedSequence& s, int64_t len,
+                              base::Arena& arena) {
+  if (cache.dtype == LatentDtype::kF32) return EntryTable<float>(cache, s, len, arena);
+  const int64_t dim = cache.entry_dim;
+  const float** table = arena.Allocate<const float*>(len);
+  float* decoded = arena.Allocate<float>(len * dim);
+  for (int64_t j = 0; j < len; ++j) {
+    DecodeLatentEntry(cache.dtype, cache.entry(s.pages[j / cache.page_size], j % cache.page_size),
+                      dim, decoded + j * dim);
+    table[j] = decoded + j * dim;
   }
   return table;
 }
@@ -93,38 +118,62 @@ float* ExpandLatents(const MlaAttentionArgs& a, const float* const* entries, int
   return expanded;
 }
 
+// task(head, scratch) for every head, in parallel over the pool's slots.
+template <typename Task>
+void ForEachHead(int64_t heads, base::ThreadPool* pool, Workspace& ws, const Task& task) {
+  auto run = [&](size_t head, size_t slot) {
+    base::Arena& scratch = ws.slot(slot);
+    base::ArenaMark task_mark(scratch);
+    task(static_cast<int64_t>(head), scratch);
+  };
+  if (pool) return pool->ParallelForSlots(heads, run);
+  for (int64_t head = 0; head < heads; ++head) run(head, 0);
+}
+
+// The absorbed form over entries stored as E.
+template <typename E>
+void AttendAbsorbedHeads(const MlaAttentionArgs& a, const PagedSequence& s, const E* const* entries,
+                         base::ThreadPool* pool, Workspace& ws) {
+  const Dims d = DimsOf(a.shape);
+  const int64_t len = s.start_position + s.rows;
+  const float* qs = a.q + s.row_begin * d.h * d.qk;
+  float* os = a.out + s.row_begin * d.h * d.dv;
+  ForEachHead(d.h, pool, ws, [&](int64_t head, base::Arena& scratch) {
+    float* p = scratch.Allocate<float>(len);
+    float* q_latent = scratch.Allocate<float>(d.r);
+    float* mixed = scratch.Allocate<float>(d.r);
+    AttendAbsorbed(d, a.kv_b_f32, qs, entries, s.start_position, s.rows, head, a.shape.scale,
+                   q_latent, p, mixed, os);
+  });
+}
+
+// BF16 caches are read in place by the absorbed form (decode, bandwidth-bound: every head reads
+// all entries twice, so half fp32's bytes); FP8 caches, and every naive form, decode the entries
+// to floats first (FloatEntryTable). Measured, one decode token, 64 heads, 576-wide entries, one
+// thread: at context 4096 fp32 24.5 ms, bf16 in place 22.2, fp8 decoded 22.1 (of which the decode
+// 1.4): all in cache; at 32768 fp32 721 ms, bf16 in place 264, fp8 decoded 470 (decode 18). A bf16
+// decode-first path would cost the 7.8 ms decode and then read fp32-sized scratch per head.
 void AttendSequence(const MlaAttentionArgs& a, const MlaSequence& ms, base::ThreadPool* pool,
                     Workspace& ws) {
   const Dims d = DimsOf(a.shape);
   const PagedSequence& s = ms.seq;
   const int64_t len = s.start_position + s.rows;
   base::ArenaMark mark(ws.arena());
-  const float* const* entries = EntryTable(a.cache, s, len, ws.arena());
-  const float* expanded =
-      ms.form == MlaForm::kAbsorbed ? nullptr : ExpandLatents(a, entries, len, pool, ws.arena());
+  if (ms.form == MlaForm::kAbsorbed && a.cache.dtype == LatentDtype::kBf16) {
+    return AttendAbsorbedHeads(a, s, EntryTable<uint16_t>(a.cache, s, len, ws.arena()), pool, ws);
+  }
+  const float* const* entries = FloatEntryTable(a.cache, s, len, ws.arena());
+  if (ms.form == MlaForm::kAbsorbed) return AttendAbsorbedHeads(a, s, entries, pool, ws);
+  const float* expanded = ExpandLatents(a, entries, len, pool, ws.arena());
+  if (ms.form == MlaForm::kNaiveGemm) {
+    return MlaAttendNaiveGemm(a, s, expanded, entries, pool, ws.arena());
+  }
   const float* qs = a.q + s.row_begin * d.h * d.qk;
   float* os = a.out + s.row_begin * d.h * d.dv;
-  if (ms.form == MlaForm::kNaiveGemm) {
-    return MlaAttendNaiveGemm(a, s, expanded, pool, ws.arena());
-  }
-  auto head_task = [&](size_t head, size_t slot) {
-    base::Arena& scratch = ws.slot(slot);
-    base::ArenaMark task_mark(scratch);
+  ForEachHead(d.h, pool, ws, [&](int64_t head, base::Arena& scratch) {
     float* p = scratch.Allocate<float>(len);
-    if (ms.form == MlaForm::kNaive) {
-      AttendNaive(d, qs, expanded, entries, s.start_position, s.rows, head, a.shape.scale, p, os);
-    } else {
-      float* q_latent = scratch.Allocate<float>(d.r);
-      float* mixed = scratch.Allocate<float>(d.r);
-      AttendAbsorbed(d, a.kv_b_f32, qs, entries, s.start_position, s.rows, head, a.shape.scale,
-                     q_latent, p, mixed, os);
-    }
-  };
-  if (pool) {
-    pool->ParallelForSlots(d.h, head_task);
-  } else {
-    for (int64_t head = 0; head < d.h; ++head) head_task(head, 0);
-  }
+    AttendNaive(d, qs, expanded, entries, s.start_position, s.rows, head, a.shape.scale, p, os);
+  });
 }
 
 }  // namespace
@@ -134,8 +183,9 @@ void WriteLatentCache(const LatentCacheView& cache, std::span<const PagedSequenc
   for (const PagedSequence& s : seqs) {
     for (int64_t t = 0; t < s.rows; ++t) {
       const int64_t position = s.start_position + t;
-      std::memcpy(cache.entry(s.pages[position / cache.page_size], position % cache.page_size),
-                  entries + (s.row_begin + t) * cache.entry_dim, cache.entry_dim * sizeof(float));
+      EncodeLatentEntry(
+          cache.dtype, entries + (s.row_begin + t) * cache.entry_dim, cache.entry_dim,
+          cache.entry(s.pages[position / cache.page_size], position % cache.page_size));
     }
   }
 }

@@ -10,7 +10,7 @@
 namespace k3::kernels::cpu {
 
 void MlaAttendNaiveGemm(const MlaAttentionArgs& a, const PagedSequence& seq, const float* kv,
-                        base::ThreadPool* pool, base::Arena& scratch) {
+                        const float* const* entries, base::ThreadPool* pool, base::Arena& scratch) {
   const MlaShape& d = a.shape;
   const int64_t h = d.heads, dn = d.nope_dim, dr = d.rope_dim, dv = d.value_dim;
   const int64_t r = d.latent_dim, qk = d.qk_dim(), rows = seq.rows, start = seq.start_position;
@@ -29,9 +29,8 @@ void MlaAttendNaiveGemm(const MlaAttentionArgs& a, const PagedSequence& seq, con
     }
     for (int64_t j = 0; j < len; ++j) {
       const float* e = kv + j * h * (dn + dv) + head * (dn + dv);
-      const float* entry = a.cache.entry(seq.pages[j / a.cache.page_size], j % a.cache.page_size);
       std::memcpy(kh + j * qk, e, dn * sizeof(float));
-      std::memcpy(kh + j * qk + dn, entry + r, dr * sizeof(float));
+      std::memcpy(kh + j * qk + dn, entries[j] + r, dr * sizeof(float));
       for (int64_t v = 0; v < dv; ++v) vt[v * len + j] = e[dn + v];
     }
     WeightMatrix keys{WeightFormat::kF32, len, qk, kh};

@@ -70,15 +70,43 @@ struct RopeArgs {
 
 // ---- paged latent cache and MLA ----------------------------------------------------------------
 
-// One layer's view of a paged cache: the entry at `offset` of `page` is the entry_dim floats at
-// data + page * page_stride + offset * entry_dim.
+// The element type of a latent cache entry of `dim` values (Kimi/DeepSeek: dim 576). Stored:
+// - kF32: float[dim] (4 dim bytes);
+// - kBf16: uint16_t[dim], bfloat16 rounded to nearest even (2 dim bytes; |e - q| <= 2^-8 |e|:
+//   half an ulp of an 8-bit significand);
+// - kFp8E4m3: float scale, then uint8_t[dim] E4M3 codes of e / scale, scale = amax(|e|) / 448
+//   over the whole entry (one scale per token per layer), codes rounded to nearest even and
+//   saturating at +-448 (never the NaN code); padded to a multiple of 4 bytes (4 + dim rounded
+//   up). Decoded value: scale * E4M3(code); |e - q| <= 2^-4 |e| where e / scale is an E4M3 normal
+//   (|e| >= 2^-6 scale), else <= 2^-10 scale (subnormal steps are 2^-9 scale).
+enum class LatentDtype : uint8_t { kF32, kBf16, kFp8E4m3 };
+
+inline int64_t LatentEntryBytes(LatentDtype dtype, int64_t dim) {
+  switch (dtype) {
+    case LatentDtype::kBf16:
+      return 2 * dim;
+    case LatentDtype::kFp8E4m3:
+      return (4 + dim + 3) / 4 * 4;
+    case LatentDtype::kF32:
+      break;
+  }
+  return 4 * dim;
+}
+
+// "fp32", "bf16", "fp8_e4m3" (the --kv-cache-dtype spelling).
+const char* LatentDtypeName(LatentDtype dtype);
+
+// One layer's view of a paged cache: the entry at `offset` of `page` is the entry_bytes() bytes at
+// data + page * page_stride + offset * entry_bytes(), holding entry_dim values of `dtype`.
 struct LatentCacheView {
-  float* data = nullptr;
-  int64_t page_stride = 0;
+  uint8_t* data = nullptr;
+  int64_t page_stride = 0;  // bytes
   int64_t page_size = 0;
   int64_t entry_dim = 0;
-  float* entry(int32_t page, int64_t offset) const {
-    return data + page * page_stride + offset * entry_dim;
+  LatentDtype dtype = LatentDtype::kF32;
+  int64_t entry_bytes() const { return LatentEntryBytes(dtype, entry_dim); }
+  uint8_t* entry(int32_t page, int64_t offset) const {
+    return data + page * page_stride + offset * entry_bytes();
   }
 };
 

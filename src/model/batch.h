@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/op_args.h"
+
 namespace k3::model {
 
 struct SequenceRows {
@@ -27,6 +29,11 @@ struct ForwardOptions {
   // products per head (GEMM kernels) instead of per-pair dot products.
   int mla_gemm_rows = 64;
   bool mxfp8_experts = false;  // quantise routed-expert inputs to MXFP8 (E4M3, block 32)
+  // The element type of the latent caches made for these options (GreedyGenerate,
+  // engine::K3ModelRunner::AllocateCache); Forward reads whatever type the MlaCache it is given
+  // stores. The library default stays fp32, the exact path the float64 parity tests hold to
+  // 1e-4; the CLI defaults to bf16 (apps/k3/engine_flags.h: --kv-cache-dtype).
+  kernels::LatentDtype cache_dtype = kernels::LatentDtype::kF32;
 };
 
 }  // namespace k3::model

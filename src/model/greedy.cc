@@ -21,7 +21,7 @@ base::Result<GreedyResult> GreedyGenerate(const Model& model, std::span<const in
   const int64_t total = static_cast<int64_t>(prompt.size()) + options.max_tokens;
   const int pages_needed = static_cast<int>((total + options.page_size - 1) / options.page_size);
   KdaStatePool states(c, 1, &model.backend());
-  MlaCache cache(c, pages_needed, options.page_size, &model.backend());
+  MlaCache cache(c, pages_needed, options.page_size, &model.backend(), options.forward.cache_dtype);
   Workspace workspace = model.MakeWorkspace();
   std::vector<int32_t> pages(pages_needed);
   std::iota(pages.begin(), pages.end(), 0);

@@ -2,10 +2,13 @@
 // sequences is prefilled, two decode steps warm the workspace up, and then every heap allocation
 // of the whole process is counted over further decode steps of the same batch shape (threads of
 // the pool included) with testing/allocation_counter.h: global operator new and the C allocation
-// functions our libraries call (the arenas' and matmul's blocks included). Expected: zero.
+// functions our libraries call (the arenas' and matmul's blocks included). Expected: zero, with
+// each latent cache dtype (bf16 is read in place; fp8 entries are decoded into the workspace's
+// arena, which stays warm as long as the context grows within its blocks).
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <tuple>
 
 #include "model/model.h"
 #include "model/model_test_util.h"
@@ -14,17 +17,18 @@
 namespace k3::model {
 namespace {
 
-class AllocationTest : public ::testing::TestWithParam<std::string> {};
+class AllocationTest
+    : public ::testing::TestWithParam<std::tuple<std::string, kernels::LatentDtype>> {};
 
 TEST_P(AllocationTest, SteadyStateDecodeStepsAllocateNothing) {
   base::ThreadPool pool(2);
-  auto loaded = Model::Load(testing::FamilyDir(GetParam()) + "/model", &pool);
+  auto loaded = Model::Load(testing::FamilyDir(std::get<0>(GetParam())) + "/model", &pool);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const Model& model = **loaded;
   const ModelConfig& c = model.config();
   constexpr int kSeqs = 3, kPageSize = 16, kPagesPerSeq = 4;
   KdaStatePool states(c, kSeqs, &model.backend());
-  MlaCache cache(c, kSeqs * kPagesPerSeq, kPageSize, &model.backend());
+  MlaCache cache(c, kSeqs * kPagesPerSeq, kPageSize, &model.backend(), std::get<1>(GetParam()));
   Workspace workspace = model.MakeWorkspace();
   ForwardResult result;
   std::vector<std::vector<int32_t>> pages(kSeqs), prompts(kSeqs);
@@ -65,7 +69,14 @@ TEST_P(AllocationTest, SteadyStateDecodeStepsAllocateNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, AllocationTest,
-                         ::testing::Values("k3", "kimi_linear", "k2", "k25"));
+                         ::testing::Combine(::testing::Values("k3", "kimi_linear", "k2", "k25"),
+                                            ::testing::Values(kernels::LatentDtype::kF32,
+                                                              kernels::LatentDtype::kBf16,
+                                                              kernels::LatentDtype::kFp8E4m3)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" +
+                                  kernels::LatentDtypeName(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace k3::model

@@ -62,6 +62,15 @@ inline RowError CompareRow(const float* got, const double* want, int64_t n) {
   return e;
 }
 
+// Index of the largest value of a reference row (the first on ties).
+inline int64_t ReferenceArgmax(const double* row, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    if (row[i] > row[best]) best = i;
+  }
+  return best;
+}
+
 // Gap between the best and second-best logit of a reference row.
 inline double TopMargin(const double* row, int64_t n) {
   double best = -INFINITY, second = -INFINITY;

@@ -14,10 +14,10 @@ kernels::Backend& OrHost(kernels::Backend* backend) {
   return backend != nullptr ? *backend : kernels::CpuBackend::Serial();
 }
 
-// A zeroed backend buffer of `floats` floats (none for an empty pool or cache).
-kernels::DeviceBuffer ZeroedFloats(kernels::Backend& backend, int64_t floats) {
-  if (floats <= 0) return {};
-  kernels::DeviceBuffer buffer = backend.Allocate(static_cast<size_t>(floats) * sizeof(float));
+// A zeroed backend buffer of `bytes` bytes (none for an empty pool or cache).
+kernels::DeviceBuffer ZeroedBytes(kernels::Backend& backend, int64_t bytes) {
+  if (bytes <= 0) return {};
+  kernels::DeviceBuffer buffer = backend.Allocate(static_cast<size_t>(bytes));
   backend.Zero(buffer.data(), buffer.bytes());
   return buffer;
 }
@@ -31,7 +31,7 @@ KdaStatePool::KdaStatePool(const ModelConfig& config, int num_slots, kernels::Ba
   recurrent_floats_ = int64_t{config.kda.num_heads} * config.kda.head_dim * config.kda.head_dim;
   per_layer_ = conv_floats_ + recurrent_floats_;
   per_slot_ = per_layer_ * config.num_kda_layers();
-  data_ = ZeroedFloats(*backend_, per_slot_ * num_slots);
+  data_ = ZeroedBytes(*backend_, per_slot_ * num_slots * int64_t{sizeof(float)});
 }
 
 float* KdaStatePool::conv_state(int slot, int kda_layer) {
@@ -59,12 +59,19 @@ void KdaStatePool::Copy(int from_slot, int to_slot) {
 }
 
 MlaCache::MlaCache(const ModelConfig& config, int num_pages, int page_size,
-                   kernels::Backend* backend)
+                   kernels::Backend* backend, kernels::LatentDtype dtype)
     : num_pages_(num_pages),
       page_size_(page_size),
       num_layers_(config.num_mla_layers()),
-      entry_dim_(config.mla.cache_dim()) {
-  data_ = ZeroedFloats(OrHost(backend), int64_t{num_pages} * num_layers_ * page_size * entry_dim_);
+      entry_dim_(config.mla.cache_dim()),
+      dtype_(dtype) {
+  data_ =
+      ZeroedBytes(OrHost(backend), int64_t{num_pages} * num_layers_ * page_size * entry_bytes());
+}
+
+int64_t MlaCache::BytesPerToken(const ModelConfig& config, kernels::LatentDtype dtype) {
+  return int64_t{config.num_mla_layers()} *
+         kernels::LatentEntryBytes(dtype, config.mla.cache_dim());
 }
 
 }  // namespace k3::model

@@ -3,7 +3,10 @@
 //   history (the last kernel-1 pre-activation q, k, v projections) and the fp32 recurrent state
 //   S[h][k][v] (decay runs along k, spec/model.md §2.1).
 // - MlaCache: fixed-size pages of latent cache entries; an entry is the normalised c_kv (kv_lora
-//   wide) followed by the shared key part k_pe (rope dim, rotated for RoPE models), per MLA layer.
+//   wide) followed by the shared key part k_pe (rope dim, rotated for RoPE models), per MLA layer,
+//   stored as fp32, bf16 or fp8 E4M3 with a per-entry scale (kernels::LatentDtype). KDA states
+//   stay fp32 whatever the cache's dtype (they are rewritten every token: rounding would
+//   accumulate).
 // Both are plain storage in a compute backend's memory (host memory for the default CpuBackend);
 // which sequence owns which slot or page is the caller's business.
 #pragma once
@@ -44,27 +47,35 @@ class KdaStatePool {
 class MlaCache {
  public:
   // Zeroed. backend: whose memory holds the pages (nullptr: the host, CpuBackend::Serial()).
+  // dtype: how entries are stored (kernels::LatentDtype: fp32, bf16, or fp8 with a scale per
+  // entry); the model computes each entry in fp32 and WriteLatentCache encodes it.
   MlaCache(const ModelConfig& config, int num_pages, int page_size,
-           kernels::Backend* backend = nullptr);
+           kernels::Backend* backend = nullptr,
+           kernels::LatentDtype dtype = kernels::LatentDtype::kF32);
 
   int num_pages() const { return num_pages_; }
   int page_size() const { return page_size_; }
   int entry_dim() const { return entry_dim_; }
-  // The entry of `mla_layer` at slot `offset` of `page`: entry_dim floats.
-  float* entry(int page, int offset, int mla_layer) {
-    return data_.as<float>() +
+  kernels::LatentDtype dtype() const { return dtype_; }
+  // Bytes of one stored entry, and of one token over every MLA layer.
+  int64_t entry_bytes() const { return kernels::LatentEntryBytes(dtype_, entry_dim_); }
+  static int64_t BytesPerToken(const ModelConfig& config, kernels::LatentDtype dtype);
+  // The entry of `mla_layer` at slot `offset` of `page`: entry_bytes() bytes.
+  uint8_t* entry(int page, int offset, int mla_layer) {
+    return data_.as<uint8_t>() +
            ((static_cast<int64_t>(page) * num_layers_ + mla_layer) * page_size_ + offset) *
-               entry_dim_;
+               entry_bytes();
   }
   // One layer's pages as the attention kernels address them.
   kernels::LatentCacheView layer_view(int mla_layer) {
-    return {data_.as<float>() + static_cast<int64_t>(mla_layer) * page_size_ * entry_dim_,
-            int64_t{num_layers_} * page_size_ * entry_dim_, page_size_, entry_dim_};
+    return {data_.as<uint8_t>() + static_cast<int64_t>(mla_layer) * page_size_ * entry_bytes(),
+            int64_t{num_layers_} * page_size_ * entry_bytes(), page_size_, entry_dim_, dtype_};
   }
 
  private:
   int num_pages_, page_size_, num_layers_, entry_dim_;
-  kernels::DeviceBuffer data_;  // [pages, mla layers, page_size, entry_dim]
+  kernels::LatentDtype dtype_;
+  kernels::DeviceBuffer data_;  // [pages, mla layers, page_size, entry_bytes()]
 };
 
 }  // namespace k3::model

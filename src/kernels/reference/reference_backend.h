@@ -10,6 +10,11 @@
 
 namespace k3::kernels::reference {
 
+// One latent cache entry to its stored form and back, by the format definitions (LatentDtype in
+// op_args.h); for WriteLatentCache, MlaAttention and the round-trip tests.
+void EncodeLatentEntry(LatentDtype dtype, const float* entry, int64_t dim, uint8_t* stored);
+void DecodeLatentEntry(LatentDtype dtype, const uint8_t* stored, int64_t dim, float* entry);
+
 class ReferenceBackend final : public HostBackend {
  public:
   const char* name() const override { return "reference"; }
