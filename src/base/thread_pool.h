@@ -3,9 +3,12 @@
 // inside a task: the caller claims work itself until none is left, so it never waits on a worker
 // that is busy (helpers queued behind it find nothing left and return).
 // Dispatch never allocates: the callable is passed by reference (FunctionRef) and the job record
-// lives on the caller's stack, linked into the pool's queue until the call returns.
+// lives on the caller's stack, linked into the pool's queue until the call returns. Idle workers
+// and a caller waiting for its helpers poll for ~50 us before sleeping (thread_pool.cc), so the
+// back-to-back calls of a decode step do not pay a futex wake-up each.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
@@ -76,6 +79,8 @@ class ThreadPool {
   Job* head_ = nullptr;    // guarded by mutex_: jobs still wanting helpers, oldest first
   Job* tail_ = nullptr;    // guarded by mutex_
   bool stopping_ = false;  // guarded by mutex_
+  // head_ != nullptr, written under mutex_ and polled without it by idle workers.
+  std::atomic<bool> has_work_{false};
 };
 
 }  // namespace k3::base
