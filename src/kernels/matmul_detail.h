@@ -40,6 +40,21 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
 void MatMulAmx(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
                base::ThreadPool* pool = nullptr);
 
+// AVX512-BF16 (CPUID leaf 7 subleaf 1 EAX bit 5) with the AVX-512 level; checked once.
+bool CpuHasAvx512Bf16();
+// GemmPrecision::kBf16 on vdpbf16ps for any shape and weight format (the GEMM regime of MatMul
+// under kBf16 without AMX). Requires CpuHasAvx512Bf16().
+void MatMulAvx512Bf16(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                      base::ThreadPool* pool, base::Arena& scratch);
+// The vdpbf16ps decode kernel for kBF16 weights (any token count). Requires CpuHasAvx512Bf16().
+void MatMulAvx512Bf16Decode(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                            base::ThreadPool* pool, base::Arena& scratch);
+// From this many tokens, decode-regime products of kBF16 weights under GemmPrecision::kBf16 run
+// the vdpbf16ps decode kernel (where it beats the FP32 one; kernels_benchmark Precision rows).
+inline constexpr int64_t kDpbf16DecodeMinTokens = 8;
+// Whether MatMulWithIsa(isa, kDecode, ...) takes MatMulAvx512Bf16Decode for this call.
+bool UseDpbf16Decode(Isa isa, int64_t tokens, const WeightMatrix& w);
+
 // W[row, :] computed element by element with the tensor/numeric.h conversions (MatMulReference).
 void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out);
 // Writes W[row, c0..c1) as float32 with scalar code; equal to DequantizeByDefinition. For kMxfp4,
