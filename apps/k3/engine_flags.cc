@@ -41,7 +41,7 @@ base::Status ApplyGemmPrecision(const std::string& name) {
       K3_LOG(kInfo) << "--gemm-precision bf16: batched products run on AMX-BF16 tiles";
     } else if (path == "avx512-bf16") {
       K3_LOG(kInfo) << "--gemm-precision bf16: batched products run on AVX512-BF16 (vdpbf16ps; "
-                       "no AMX here), BF16 decode batches of 8+ tokens too";
+                       "no AMX here), and BF16-weight batches of 8..64 tokens too";
     } else {
       K3_LOG(kWarning) << "--gemm-precision bf16: this CPU (or OS) has neither AMX-BF16 nor "
                           "AVX512-BF16; products stay FP32";

@@ -10,7 +10,7 @@
 //   Precision/<format>/tokens:N/<p>  MatMul under GemmPrecision kFp32 and kBf16 (AMX or
 //                                    vdpbf16ps, MatMulBf16Path()): BF16 256x2048x2048, a 16-token
 //                                    MXFP4 expert (1024 x 768), 512-token prefills of BF16 and
-//                                    MXFP4 (2048 x 2048), and BF16 decode batches of 8/16/32
+//                                    MXFP4 (2048 x 2048), and BF16 decode batches of 8/16/32/64
 //                                    tokens (4096 x 2048, weights streamed as in Decode rows);
 //                                    GFLOP/s and fractions of the FP32 and vdpbf16ps peaks;
 // then measures the roofline again (keeping the better numbers: other work on a shared machine

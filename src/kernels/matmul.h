@@ -94,9 +94,9 @@ const char* MatMulIsa();
 //          int8 blocks once, to nearest. Runs on (MatMulBf16Path()):
 //            "amx": Intel AMX-BF16 tiles (tdpbf16ps), when the CPU has them and the OS grants
 //                   tile data;
-//            "avx512-bf16": else vdpbf16ps (AVX512-BF16), about twice the FP32 FMA rate; there
-//                   the decode regime of BF16 weights from kDpbf16DecodeMinTokens (8) tokens on
-//                   runs vdpbf16ps too (matmul_detail.h), with the same bound;
+//            "avx512-bf16": else vdpbf16ps (AVX512-BF16), about twice the FP32 FMA rate; also
+//                   for BF16 weights at 8..64 tokens, through a decode-style kernel that beats
+//                   both FP32 and the BF16 GEMM there (matmul_detail.h), with the same bound;
 //            "none": elsewhere MatMul stays on its FP32 kernels (so kBf16 is never less exact
 //                   than kFp32).
 //          Other decode-regime calls (few tokens, memory-bound) always run in FP32, and kInt8Block

@@ -153,8 +153,9 @@ TEST(Bf16GemmTest, NanWeightsPropagate) {
   }
 }
 
-// The decode regime ignores the setting (except the vdpbf16ps decode of BF16 weights from
-// kDpbf16DecodeMinTokens tokens), and kFp32 after kBf16 is bit-identical to before.
+// The decode regime ignores the setting (except the vdpbf16ps decode of BF16 weights at
+// kDpbf16DecodeMinTokens .. kDpbf16DecodeMaxTokens tokens), and kFp32 after kBf16 is
+// bit-identical to before.
 TEST(Bf16GemmTest, DecodeRegimeAndFp32AreUnchanged) {
   std::mt19937 rng(9);
   base::ThreadPool pool(2);

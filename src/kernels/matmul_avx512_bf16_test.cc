@@ -147,8 +147,9 @@ TEST(Avx512Bf16Test, DeterministicAndIndependentOfThePool) {
   }
 }
 
-// MatMul under kBf16 takes these kernels where AVX512-BF16 is the BF16 path: the GEMM regime for
-// every format, the decode regime for BF16 weights from kDpbf16DecodeMinTokens tokens.
+// MatMul under kBf16 takes these kernels where AVX512-BF16 is the BF16 path: the decode kernel
+// for BF16 weights at kDpbf16DecodeMinTokens .. kDpbf16DecodeMaxTokens tokens, the GEMM for
+// every format above its decode regime.
 TEST(Avx512Bf16Test, MatMulDispatchesHere) {
   K3_REQUIRE_AVX512_BF16();
   if (MatMulHasAmx()) GTEST_SKIP() << "AMX is preferred here: kBf16 GEMMs run on tiles";
@@ -156,21 +157,22 @@ TEST(Avx512Bf16Test, MatMulDispatchesHere) {
   const ScopedGemmPrecision bf16(GemmPrecision::kBf16);
   std::mt19937 rng(8);
   base::ThreadPool pool(2);
+  const int64_t lo = detail::kDpbf16DecodeMinTokens, hi = detail::kDpbf16DecodeMaxTokens;
   for (WeightFormat format : {WeightFormat::kBF16, WeightFormat::kInt4}) {
     TestWeights t;
     FillRandom(t, {"w", format}, 70, 320, rng);
-    for (int64_t tokens : {int64_t{1}, detail::kDpbf16DecodeMinTokens, int64_t{32}, int64_t{33}}) {
+    for (int64_t tokens : {int64_t{1}, lo - 1, lo, int64_t{33}, hi, hi + 1}) {
       std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 320), rng);
       const size_t n = static_cast<size_t>(tokens * 70);
       std::vector<float> via_matmul(n), direct(n);
       MatMul(x.data(), tokens, t.w, via_matmul.data(), &pool);
-      const bool gemm = tokens > detail::DecodeMaxTokens(detail::BestIsa(), format);
-      const bool decode = !gemm && detail::UseDpbf16Decode(detail::BestIsa(), tokens, t.w);
-      EXPECT_EQ(decode,
-                !gemm && format == WeightFormat::kBF16 && tokens >= detail::kDpbf16DecodeMinTokens);
-      if (gemm) RunKernel(Kernel::kGemm, x.data(), tokens, t.w, direct.data(), nullptr);
-      if (decode) RunKernel(Kernel::kDecode, x.data(), tokens, t.w, direct.data(), nullptr);
+      const bool bf16_weights = format == WeightFormat::kBF16;
+      const bool decode = bf16_weights && tokens >= lo && tokens <= hi;
+      EXPECT_EQ(decode, detail::UseDpbf16Decode(detail::BestIsa(), tokens, t.w)) << tokens;
+      const bool gemm = !decode && tokens > detail::DecodeMaxTokens(detail::BestIsa(), format);
       if (!gemm && !decode) continue;  // FP32 decode (DecodeRegimeAndFp32AreUnchanged)
+      RunKernel(decode ? Kernel::kDecode : Kernel::kGemm, x.data(), tokens, t.w, direct.data(),
+                nullptr);
       EXPECT_EQ(0, std::memcmp(via_matmul.data(), direct.data(), n * sizeof(float)))
           << "tokens " << tokens;
     }
