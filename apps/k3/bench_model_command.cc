@@ -1,8 +1,9 @@
 // k3 bench model: decode and prefill speed of the model runtime on a synthetic checkpoint of one
-// family (K3 by default), each printed as a fraction of a physical limit measured in the same run:
-// decode against (weight bytes a step must read / measured read bandwidth), prefill against the
-// measured peak FP32 FMA rate. Also shows what computing logits only for the rows a step needs
-// saves on a prompt prefilled in chunks, and compares MXFP4 routed experts with BF16 ones.
+// family (K3 by default), each as a fraction of a limit measured in the same run: decode against
+// (weight bytes a step reads / read bandwidth), prefill against the peak of the instruction set
+// its GEMMs run on (FP32 FMA; vdpbf16ps under --gemm-precision bf16 without AMX). Also shows what
+// chunked prefill saves by computing only the logit rows it needs, and compares MXFP4 routed
+// experts with BF16.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "kernels/cpu_backend.h"
+#include "kernels/matmul.h"
 #include "kernels/roofline.h"
 #include "model/mlp_block.h"
 #include "model/model.h"
@@ -150,8 +152,23 @@ double RoutedExpertSeconds(const model::Model& m, base::ThreadPool* pool) {
 }
 
 struct Limits {
-  double bandwidth = 0, peak = 0;
+  double bandwidth = 0, peak = 0;  // GB/s; FP32 FMA GFLOP/s
+  double prefill_peak = 0;         // GFLOP/s of the instruction set prefill GEMMs run on
 };
+
+// vdpbf16ps does 2x FP32 FMA's flops per instruction; AMX has no measured peak: FP32's stands in.
+Limits MeasureLimits(base::ThreadPool& pool) {
+  K3_LOG(kInfo) << "measuring memory read bandwidth and peak FMA rates";
+  Limits limits{kernels::MeasureReadBandwidthGBs(&pool), kernels::MeasurePeakFp32Gflops(&pool)};
+  const bool dpbf16 = kernels::GetGemmPrecision() == kernels::GemmPrecision::kBf16 &&
+                      std::string(kernels::MatMulBf16Path()) == "avx512-bf16";
+  limits.prefill_peak = dpbf16 ? kernels::MeasurePeakBf16Gflops(&pool) : limits.peak;
+  std::printf("limits: read bandwidth %.1f GB/s, peak FP32 %.1f GFLOP/s", limits.bandwidth,
+              limits.peak);
+  if (dpbf16) std::printf(", peak vdpbf16ps %.1f GFLOP/s (prefill's)", limits.prefill_peak);
+  std::printf(", %zu threads\n\n", pool.parallelism());
+  return limits;
+}
 
 void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& limits) {
   Table decode({"decode batch", "tokens/s", "ms/step", "MB read/step", "roofline ms/step",
@@ -176,8 +193,8 @@ void PrintPrefill(const model::Model& m, const BenchModelFlags& f, const Limits&
     K3_LOG(kInfo) << "prefill, " << tokens << " tokens";
     const double tps = PrefillTokensPerSecond(m, tokens, f.cache_dtype);
     const double gflops = 2.0 * CostOfStep(m, 1).macs_per_token * tps / 1e9;
-    prefill.Row(
-        {std::to_string(tokens), Fixed(tps), Fixed(gflops), Fixed(gflops / limits.peak, 2)});
+    prefill.Row({std::to_string(tokens), Fixed(tps), Fixed(gflops),
+                 Fixed(gflops / limits.prefill_peak, 2)});
   }
   prefill.Print();
 }
@@ -269,19 +286,14 @@ int RunBenchModel(BenchModelFlags& f) {
     PrintQuantError(**exact, m, 64);
   }
   const auto& c = m.config();
-  K3_LOG(kInfo) << "measuring memory read bandwidth and peak FP32 FMA rate (" << pool.parallelism()
-                << " threads)";
-  const Limits limits{kernels::MeasureReadBandwidthGBs(&pool),
-                      kernels::MeasurePeakFp32Gflops(&pool)};
   std::printf("model %s: %s, hidden %d, %d layers (%d KDA, %d MLA), %d experts top-%d\n",
               dir.c_str(), std::string(model::FamilyName(c.family)).c_str(), c.hidden, c.num_layers,
               c.num_kda_layers(), c.num_mla_layers(), c.moe.num_experts, c.moe.top_k);
-  std::printf("limits: read bandwidth %.1f GB/s, peak FP32 %.1f GFLOP/s, %zu threads\n",
-              limits.bandwidth, limits.peak, pool.parallelism());
-  std::printf("latent cache %s (%ld bytes per token), decode after %d tokens\n\n",
+  std::printf("latent cache %s (%ld bytes per token), decode after %d tokens\n",
               kernels::LatentDtypeName(f.cache_dtype),
               static_cast<long>(model::MlaCache::BytesPerToken(c, f.cache_dtype)),
               f.decode_context);
+  const Limits limits = MeasureLimits(pool);
   PrintDecode(m, f, limits);
   std::printf("\n");
   PrintPrefill(m, f, limits);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 #include "base/log.h"
 #include "kernels/matmul.h"
@@ -35,9 +36,15 @@ base::Status ApplyGemmPrecision(const std::string& name) {
     kernels::SetGemmPrecision(kernels::GemmPrecision::kFp32);
   } else if (name == "bf16") {
     kernels::SetGemmPrecision(kernels::GemmPrecision::kBf16);
-    if (!kernels::MatMulHasAmx()) {
-      K3_LOG(kWarning) << "--gemm-precision bf16: this CPU (or OS) has no AMX-BF16; products stay "
-                          "FP32";
+    const std::string path = kernels::MatMulBf16Path();
+    if (path == "amx") {
+      K3_LOG(kInfo) << "--gemm-precision bf16: batched products run on AMX-BF16 tiles";
+    } else if (path == "avx512-bf16") {
+      K3_LOG(kInfo) << "--gemm-precision bf16: batched products run on AVX512-BF16 (vdpbf16ps; "
+                       "no AMX here), and BF16-weight batches of 8..64 tokens too";
+    } else {
+      K3_LOG(kWarning) << "--gemm-precision bf16: this CPU (or OS) has neither AMX-BF16 nor "
+                          "AVX512-BF16; products stay FP32";
     }
   } else {
     return base::InvalidArgument("--gemm-precision must be fp32 or bf16, not '" + name + "'");
@@ -103,8 +110,9 @@ void AddExpertActivationsFlag(CLI::App& app, std::string* value) {
 
 void AddGemmPrecisionFlag(CLI::App& app, std::string* value) {
   app.add_option("--gemm-precision", *value,
-                 "fp32, or bf16: batched products (prefill, large decode batches) on AMX-BF16 "
-                 "tiles with BF16-rounded inputs and FP32 sums (~1e-2 relative per product)")
+                 "fp32, or bf16: batched products (prefill, large decode batches) with "
+                 "BF16-rounded inputs and FP32 sums (~1e-2 relative per product) on AMX-BF16 "
+                 "tiles, else AVX512-BF16 (vdpbf16ps); logs which ran")
       ->capture_default_str();
 }
 

@@ -7,8 +7,12 @@
 //                                    from memory);
 //   Prefill/<format>/<isa>           tokens 512, rows 2048, cols 2048: GFLOP/s and its fraction of
 //                                    that ISA's peak;
-//   Precision/<format>/tokens:N/<p>  MatMul under GemmPrecision kFp32 and kBf16 (AMX): BF16
-//                                    256x2048x2048 and a 16-token MXFP4 expert, 1024 x 768;
+//   Precision/<format>/tokens:N/<p>  MatMul under GemmPrecision kFp32 and kBf16 (AMX or
+//                                    vdpbf16ps, MatMulBf16Path()): BF16 256x2048x2048, a 16-token
+//                                    MXFP4 expert (1024 x 768), 512-token prefills of BF16 and
+//                                    MXFP4 (2048 x 2048), and BF16 decode batches of 8/16/32/64
+//                                    tokens (4096 x 2048, weights streamed as in Decode rows);
+//                                    GFLOP/s and fractions of the FP32 and vdpbf16ps peaks;
 // then measures the roofline again (keeping the better numbers: other work on a shared machine
 // can disturb either measurement) and prints a summary table of the fastest call of each.
 #include <benchmark/benchmark.h>
@@ -42,6 +46,7 @@ base::ThreadPool& Pool() {
 struct Limits {
   double bandwidth_gbs = 0;
   double peak_gflops[3] = {0, 0, 0};  // by Isa
+  double peak_bf16_gflops = 0;        // vdpbf16ps (0 without AVX512-BF16)
 };
 Limits limits;
 
@@ -279,15 +284,19 @@ struct PrecisionRow {
 };
 std::vector<PrecisionRow> precision_rows;
 
+// stream: the 4096 x 2048 decode weight set, rotated so every call reads its weights from memory.
 void BM_Precision(benchmark::State& state, WeightFormat format, int64_t tokens, int64_t rows,
-                  int64_t cols, GemmPrecision precision) {
-  const WeightSet set(format, rows, cols, 0);
-  const WeightMatrix w = set.Get(0);
+                  int64_t cols, GemmPrecision precision, bool stream) {
+  std::unique_ptr<WeightSet> own;
+  if (!stream) own = std::make_unique<WeightSet>(format, rows, cols, 0);
+  const WeightSet& set = stream ? DecodeWeights(format) : *own;
   std::vector<float> x = RandomActivations(tokens * cols);
   std::vector<float> y(static_cast<size_t>(tokens * rows));
   SetGemmPrecision(precision);
   CallTimer timer;
+  size_t next = 0;
   for (auto _ : state) {
+    const WeightMatrix w = set.Get(next++);
     timer.Time([&] { MatMul(x.data(), tokens, w, y.data(), &Pool()); });
     benchmark::DoNotOptimize(y.data());
   }
@@ -306,17 +315,22 @@ void RegisterPrecision() {
   struct Case {
     WeightFormat format;
     int64_t tokens, rows, cols;
+    bool stream = false;
   };
-  // A prefill-sized dense GEMM, and one MoE expert's share of a batched decode step.
-  const Case cases[] = {{WeightFormat::kBF16, 256, 2048, 2048},
-                        {WeightFormat::kMxfp4, 16, 1024, 768}};
+  // Prefill-sized dense GEMMs, one MoE expert's share of a batched decode step, and batched
+  // decode of a BF16 projection (streamed weights: the vdpbf16ps decode kernel's regime).
+  const Case cases[] = {
+      {WeightFormat::kBF16, 256, 2048, 2048},     {WeightFormat::kMxfp4, 16, 1024, 768},
+      {WeightFormat::kBF16, 512, 2048, 2048},     {WeightFormat::kMxfp4, 512, 2048, 2048},
+      {WeightFormat::kBF16, 8, 4096, 2048, true}, {WeightFormat::kBF16, 16, 4096, 2048, true},
+      {WeightFormat::kBF16, 32, 4096, 2048, true}};
   for (const Case& c : cases) {
     for (GemmPrecision p : {GemmPrecision::kFp32, GemmPrecision::kBf16}) {
       const std::string name = std::string("Precision/") + FormatName(c.format) +
                                "/tokens:" + std::to_string(c.tokens) + "/" +
                                (p == GemmPrecision::kFp32 ? "fp32" : "bf16");
       benchmark::RegisterBenchmark(name.c_str(), BM_Precision, c.format, c.tokens, c.rows, c.cols,
-                                   p)
+                                   p, c.stream)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }
@@ -362,6 +376,7 @@ void MeasureLimits() {
     double& peak = limits.peak_gflops[static_cast<int>(isa)];
     peak = std::max(peak, detail::MeasurePeakFp32GflopsWithIsa(isa, &Pool()));
   }
+  limits.peak_bf16_gflops = std::max(limits.peak_bf16_gflops, MeasurePeakBf16Gflops(&Pool()));
 }
 
 void PrintSummary() {
@@ -383,12 +398,20 @@ void PrintSummary() {
     std::printf(" %9.1f %9.1f %6.1f%%\n", row.gflops, row.gflops_mean,
                 100 * row.gflops / limits.peak_gflops[static_cast<int>(row.isa)]);
   }
-  std::printf("\nGemmPrecision (MatMul, best call; bf16 on %s)\n%-30s %9s %9s %8s\n",
-              MatMulHasAmx() ? "AMX" : "the FP32 kernels", "tokens x rows x cols", "fp32", "bf16",
-              "speedup");
+  const double fp32_peak = limits.peak_gflops[static_cast<int>(detail::BestIsa())];
+  const std::string path = MatMulBf16Path();
+  // What bf16 is judged against: vdpbf16ps's peak on that path, else (AMX: unmeasured; none:
+  // FP32 kernels) the FP32 peak.
+  const double bf16_peak = path == "avx512-bf16" ? limits.peak_bf16_gflops : fp32_peak;
+  std::printf(
+      "\nGemmPrecision (MatMul, best call; bf16 path: %s; peak fp32 %.1f, vdpbf16ps %.1f "
+      "GFLOP/s)\n%-30s %9s %9s %8s %9s %9s\n",
+      path.c_str(), fp32_peak, limits.peak_bf16_gflops, "tokens x rows x cols", "fp32", "bf16",
+      "speedup", "fp32 peak", "bf16 peak");
   for (const PrecisionRow& row : precision_rows) {
-    std::printf("%-30s %9.1f %9.1f %7.2fx\n", row.name.c_str(), row.gflops[0], row.gflops[1],
-                row.gflops[1] / row.gflops[0]);
+    std::printf("%-30s %9.1f %9.1f %7.2fx %8.1f%% %8.1f%%\n", row.name.c_str(), row.gflops[0],
+                row.gflops[1], row.gflops[1] / row.gflops[0], 100 * row.gflops[0] / fp32_peak,
+                100 * row.gflops[1] / bf16_peak);
   }
 }
 

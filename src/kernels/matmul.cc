@@ -176,13 +176,8 @@ void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const Wei
 void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const WeightMatrix& w,
                 float* y, base::ThreadPool* pool, base::Arena& scratch) {
   const int64_t cols = w.cols;
-  // Near-equal token tiles of at most max_tile_tokens.
-  const int64_t num_tiles = (tokens + k.max_tile_tokens - 1) / k.max_tile_tokens;
-  int64_t* tile_start = scratch.Allocate<int64_t>(num_tiles + 1);
-  tile_start[0] = 0;
-  for (int64_t j = 0; j < num_tiles; ++j) {
-    tile_start[j + 1] = tile_start[j] + tokens / num_tiles + (j < tokens % num_tiles ? 1 : 0);
-  }
+  int64_t* tile_start = nullptr;
+  const int64_t num_tiles = SplitTiles(tokens, k.max_tile_tokens, scratch, &tile_start);
   // Tile j as [cols][mr] at tile_start[j] * cols.
   float* packed = scratch.Allocate<float>(tokens * cols);
   SplitRange(num_tiles, 1, TaskCount(pool, tokens * cols * 16), pool, [&](int64_t j0, int64_t j1) {
@@ -318,7 +313,8 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (isa == Isa::kScalar) return MatMulScalar(x, tokens, w, y, pool, arena);
   const IsaKernels& k = Kernels(isa);
   if (regime == Regime::kAuto) {
-    regime = tokens <= DecodeMaxTokens(isa, w.format) ? Regime::kDecode : Regime::kGemm;
+    const bool decode = tokens <= DecodeMaxTokens(isa, w.format) || UseDpbf16Decode(isa, tokens, w);
+    regime = decode ? Regime::kDecode : Regime::kGemm;
   }
   // kInt8Block runs W8A8 in every regime where VNNI exists (its weights need no decoding, so the
   // token-tiled kernel also serves as the GEMM); 4-bit weights only in the decode regime.
@@ -330,12 +326,15 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
     if (vnni && IsFourBit(w.format) && GetFourBitActivations() == FourBitActivations::kInt8) {
       return MatMulInt8Decode(x, tokens, w, y, pool, arena);
     }
+    if (UseDpbf16Decode(isa, tokens, w))
+      return MatMulAvx512Bf16Decode(x, tokens, w, y, pool, arena);
     return MatMulDecode(k, x, tokens, w, y, pool, arena);
   }
-  // GemmPrecision::kBf16 without AMX stays on the FP32 kernels (exact to FP32, and only AMX
-  // makes BF16 worth its error here).
-  if (isa == Isa::kAvx512 && GetGemmPrecision() == GemmPrecision::kBf16 && MatMulHasAmx()) {
-    return MatMulAmx(x, tokens, w, y, pool);
+  // GemmPrecision::kBf16: AMX tiles where present, else vdpbf16ps; without either, the FP32
+  // kernels (exact to FP32; MatMulBf16Path() says "none" and the flag's owner warns).
+  if (isa == Isa::kAvx512 && GetGemmPrecision() == GemmPrecision::kBf16) {
+    if (MatMulHasAmx()) return MatMulAmx(x, tokens, w, y, pool);
+    if (CpuHasAvx512Bf16()) return MatMulAvx512Bf16(x, tokens, w, y, pool, arena);
   }
   MatMulGemm(k, x, tokens, w, y, pool, arena);
 }

@@ -88,10 +88,19 @@ const char* MatMulIsa();
 //   kBf16: activations and dequantised weights are rounded to BF16 (nearest even; FP32 subnormals
 //          flush to zero) and the products accumulate in float32, as GPU engines running BF16 do.
 //          Each product then has relative error <= 2^-7 (one 2^-8 rounding per factor), i.e.
-//          about 1e-2 of sum_c |x[t, c] * W[r, c]| per output in the worst case. Runs on Intel
-//          AMX tiles (several times the FP32 rate) when the CPU has AMX-BF16 and the OS grants
-//          tile data; elsewhere MatMul stays on its FP32 kernels (so kBf16 is never less exact
-//          than kFp32). The decode regime (few tokens, memory-bound) always runs in FP32.
+//          about 1e-2 of sum_c |x[t, c] * W[r, c]| per output in the worst case. Weights round as
+//          follows: BF16 none; MXFP4 (E2M1 x E8M0) none unless the value is below 2^-126 (then
+//          zero) or overflows (inf, as in FP32); INT4 ((u - 8) x BF16 scale), FP8, F16, F32 and
+//          int8 blocks once, to nearest. Runs on (MatMulBf16Path()):
+//            "amx": Intel AMX-BF16 tiles (tdpbf16ps), when the CPU has them and the OS grants
+//                   tile data;
+//            "avx512-bf16": else vdpbf16ps (AVX512-BF16), about twice the FP32 FMA rate; also
+//                   for BF16 weights at 8..64 tokens, through a decode-style kernel that beats
+//                   both FP32 and the BF16 GEMM there (matmul_detail.h), with the same bound;
+//            "none": elsewhere MatMul stays on its FP32 kernels (so kBf16 is never less exact
+//                   than kFp32).
+//          Other decode-regime calls (few tokens, memory-bound) always run in FP32, and kInt8Block
+//          weights keep their W8A8 kernels where AVX512-VNNI exists.
 // Results of one precision are deterministic and independent of the thread pool. Changing the
 // setting while another thread is inside MatMul affects only calls that start afterwards.
 enum class GemmPrecision : uint8_t { kFp32, kBf16 };
@@ -99,6 +108,8 @@ void SetGemmPrecision(GemmPrecision precision);
 GemmPrecision GetGemmPrecision();
 // Whether kBf16 GEMMs run on AMX on this machine (CPU support and OS permission; checked once).
 bool MatMulHasAmx();
+// What kBf16 runs on this machine: "amx", "avx512-bf16" or "none" (FP32 kernels).
+const char* MatMulBf16Path();
 
 // Activations of 4-bit weight products (kMxfp4, kInt4) in MatMul's decode regime (calls of up to
 // 12 tokens), process-wide; default kFp32.

@@ -1,6 +1,8 @@
-// GemmPrecision::kBf16: the GEMM regime against MatMulReference within a bound derived from BF16
-// rounding, and everything else unchanged. Without AMX, kBf16 runs the FP32 kernels, which meet
-// the same bound; the tests that check the BF16 arithmetic itself skip there.
+// GemmPrecision::kBf16 through MatMul: the GEMM regime against MatMulReference within a bound
+// derived from BF16 rounding, and everything else unchanged. It runs on AMX or vdpbf16ps
+// (MatMulBf16Path()); with neither, kBf16 runs the FP32 kernels, which meet the same bound, and
+// the tests that check the BF16 arithmetic itself skip. The vdpbf16ps kernels themselves are
+// tested in matmul_avx512_bf16_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,37 +20,13 @@ namespace k3::kernels {
 namespace {
 
 using matmul_testing::AbsProducts;
+using matmul_testing::Bf16Tolerance;
 using matmul_testing::FillRandom;
 using matmul_testing::FormatCase;
 using matmul_testing::RandomVector;
+using matmul_testing::RoundToBf16;
+using matmul_testing::ScopedGemmPrecision;
 using matmul_testing::TestWeights;
-
-// Sets the process-wide precision for a scope and restores the previous one.
-class ScopedGemmPrecision {
- public:
-  explicit ScopedGemmPrecision(GemmPrecision p) : saved_(GetGemmPrecision()) {
-    SetGemmPrecision(p);
-  }
-  ~ScopedGemmPrecision() { SetGemmPrecision(saved_); }
-  ScopedGemmPrecision(const ScopedGemmPrecision&) = delete;
-  ScopedGemmPrecision& operator=(const ScopedGemmPrecision&) = delete;
-
- private:
-  GemmPrecision saved_;
-};
-
-// The bound on |kBf16 result - exact| given S = sum_c |x[t, c] * W[r, c]|, with u = 2^-8 the
-// unit roundoff of BF16 (8 significant bits) and 2^-24 that of float32:
-//   each factor rounds once to BF16: |x~ w~ - x w| <= (2u + u^2) |x w|;
-//   the BF16 products are exact in float32, and `cols` float32 additions (in any order) add at
-//   most cols * 2^-24 * (1 + 2u + u^2) * S; rounding the reference to float adds 2^-24 * S;
-//   flushing subnormal inputs, products and sums adds at most 2^-126 per term times a factor of
-//   magnitude <= 2 (the draws below), plus 2^-126 per addition.
-double Bf16Tolerance(double abs_products, int64_t cols) {
-  const double u = 0x1p-8;
-  const double relative = 2 * u + u * u + static_cast<double>(cols + 1) * 0x1p-23;
-  return relative * abs_products + 4.0 * static_cast<double>(cols + 1) * 0x1p-126;
-}
 
 class Bf16GemmTest : public ::testing::TestWithParam<FormatCase> {};
 
@@ -97,14 +75,14 @@ INSTANTIATE_TEST_SUITE_P(
         FormatCase{"FP8_tiny_scales", WeightFormat::kFp8Block, 32, 0x1p-140f, 0x1p-100f}),
     [](const ::testing::TestParamInfo<FormatCase>& info) { return info.param.name; });
 
-float RoundToBf16(float v) { return tensor::Bf16ToFloat(tensor::FloatToBf16(v)); }
-
 // With x and W rounded to BF16 (nearest even) first, only the float32 accumulation differs from a
 // double-precision product: a bound about 2^-7 / (cols * 2^-23) times tighter than the one above,
-// which FP32 arithmetic on unrounded inputs would miss. This pins the AMX packing (pair layout,
-// ragged edges) and its rounding.
-TEST(Bf16GemmTest, AmxRoundsEachFactorToBf16) {
-  if (!MatMulHasAmx()) GTEST_SKIP() << "no AMX-BF16 (or no tile permission): kBf16 runs FP32";
+// which FP32 arithmetic on unrounded inputs would miss. This pins the packing (pair layout,
+// ragged edges) and its rounding on whichever BF16 path MatMul takes.
+TEST(Bf16GemmTest, RoundsEachFactorToBf16) {
+  if (std::string(MatMulBf16Path()) == "none") {
+    GTEST_SKIP() << "neither AMX-BF16 (with tile permission) nor AVX512-BF16: kBf16 runs FP32";
+  }
   const ScopedGemmPrecision bf16(GemmPrecision::kBf16);
   std::mt19937 rng(77);
   for (int64_t cols : {64, 100, 257}) {
@@ -175,7 +153,9 @@ TEST(Bf16GemmTest, NanWeightsPropagate) {
   }
 }
 
-// The decode regime ignores the setting, and kFp32 after kBf16 is bit-identical to before.
+// The decode regime ignores the setting (except the vdpbf16ps decode of BF16 weights at
+// kDpbf16DecodeMinTokens .. kDpbf16DecodeMaxTokens tokens), and kFp32 after kBf16 is
+// bit-identical to before.
 TEST(Bf16GemmTest, DecodeRegimeAndFp32AreUnchanged) {
   std::mt19937 rng(9);
   base::ThreadPool pool(2);
@@ -183,21 +163,27 @@ TEST(Bf16GemmTest, DecodeRegimeAndFp32AreUnchanged) {
     TestWeights t;
     FillRandom(t, {"w", format}, 96, 256, rng);
     const int64_t decode_tokens = detail::DecodeMaxTokens(detail::BestIsa(), format);
-    for (int64_t tokens : {int64_t{1}, decode_tokens, int64_t{40}}) {
+    for (int64_t tokens : {int64_t{1}, int64_t{7}, decode_tokens, int64_t{40}}) {
       if (tokens < 1) continue;
       std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 256), rng);
       const size_t n = static_cast<size_t>(tokens * 96);
       std::vector<float> before(n), bf16(n), after(n);
       ASSERT_EQ(GetGemmPrecision(), GemmPrecision::kFp32);
       MatMul(x.data(), tokens, t.w, before.data(), &pool);
+      bool bf16_decode = false;
       {
         const ScopedGemmPrecision scoped(GemmPrecision::kBf16);
         MatMul(x.data(), tokens, t.w, bf16.data(), &pool);
+        bf16_decode = detail::UseDpbf16Decode(detail::BestIsa(), tokens, t.w);
       }
       MatMul(x.data(), tokens, t.w, after.data(), &pool);
       EXPECT_EQ(0, std::memcmp(before.data(), after.data(), n * sizeof(float))) << tokens;
-      if (tokens <= decode_tokens) {
+      if (tokens <= decode_tokens && !bf16_decode) {
         EXPECT_EQ(0, std::memcmp(before.data(), bf16.data(), n * sizeof(float))) << tokens;
+      }
+      if (bf16_decode) {
+        EXPECT_GE(tokens, detail::kDpbf16DecodeMinTokens);
+        EXPECT_NE(0, std::memcmp(before.data(), bf16.data(), n * sizeof(float))) << tokens;
       }
     }
   }

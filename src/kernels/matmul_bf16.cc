@@ -1,5 +1,6 @@
 // GemmPrecision: the process-wide setting, AMX detection (CPU, XCR0 and the Linux tile-data
-// permission) and the driver of the AMX kernels in matmul_amx.cc.
+// permission), AVX512-BF16 detection, and the drivers of the AMX kernels (matmul_amx.cc) and the
+// vdpbf16ps kernels (matmul_avx512_bf16.cc).
 #include <cpuid.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "base/aligned_buffer.h"
+#include "base/arena.h"
 #include "base/check.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_detail.h"
@@ -75,7 +77,88 @@ bool MatMulHasAmx() {
   return has_amx;
 }
 
+const char* MatMulBf16Path() {
+  if (MatMulHasAmx()) return "amx";
+  if (detail::CpuHasAvx512Bf16()) return "avx512-bf16";
+  return "none";
+}
+
 namespace detail {
+
+// CPUID leaf 7 subleaf 1 EAX bit 5: AVX512_BF16 (vcvtne2ps2bf16, vdpbf16ps), on top of the
+// AVX-512 F/BW/VL level the kernels share (which includes the OS's AVX-512 state).
+bool CpuHasAvx512Bf16() {
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!IsaSupported(Isa::kAvx512) || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
+      return false;
+    }
+    if (eax < 1 || !__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+    return (eax & (1u << 5)) != 0;
+  }();
+  return has;
+}
+
+bool UseDpbf16Decode(Isa isa, int64_t tokens, const WeightMatrix& w) {
+  return isa == Isa::kAvx512 && w.format == WeightFormat::kBF16 &&
+         GetGemmPrecision() == GemmPrecision::kBf16 && tokens >= kDpbf16DecodeMinTokens &&
+         tokens <= kDpbf16DecodeMaxTokens && CpuHasAvx512Bf16();
+}
+
+// Cost: one pass over x (to BF16 pairs, token tiles of 14), one conversion of W per call (per
+// panel and kGemmKc columns, into 16 KiB that stays in L1), and per panel one pass over the
+// packed x per kGemmKc columns (from L2 or L3 when x is large).
+void MatMulAvx512Bf16(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                      base::ThreadPool* pool, base::Arena& scratch) {
+  K3_CHECK(CpuHasAvx512Bf16()) << "AVX512-BF16 unavailable";
+  K3_CHECK(tokens > 0 && w.rows > 0 && w.cols > 0 && x != nullptr && y != nullptr);
+  const Dpbf16Kernels& k = Avx512Bf16Kernels();
+  Dpbf16GemmArgs args;
+  int64_t* tile_start = nullptr;
+  args.num_tiles = SplitTiles(tokens, k.max_tile_tokens, scratch, &tile_start);
+  args.tile_start = tile_start;
+  args.pairs = (w.cols + 31) / 32 * 16;
+  args.w = &w;
+  args.y = y;
+  args.dequantize_range = Avx512Kernels().dequantize_range;
+  uint32_t* packed = scratch.Allocate<uint32_t>(static_cast<size_t>(tokens * args.pairs));
+  args.xpacked = packed;
+  SplitRange(
+      args.num_tiles, 1, TaskCount(pool, tokens * w.cols * 16), pool, [&](int64_t j0, int64_t j1) {
+        for (int64_t j = j0; j < j1; ++j) {
+          const int64_t t0 = tile_start[j];
+          k.pack_tokens(x + t0 * w.cols, w.cols, tile_start[j + 1] - t0, packed + t0 * args.pairs);
+        }
+      });
+  const int64_t panels = (w.rows + k.panel_rows - 1) / k.panel_rows;
+  // [slots, gemm_scratch]; gemm_scratch is a multiple of 16 floats, so every slot is aligned.
+  float* panel_scratch = scratch.Allocate<float>(SplitSlots(pool) * k.gemm_scratch);
+  SplitRangeSlots(panels, 1, TaskCount(pool, tokens * w.rows * w.cols), pool,
+                  [&](int64_t p0, int64_t p1, size_t slot) {
+                    float* mine = panel_scratch + slot * k.gemm_scratch;
+                    for (int64_t p = p0; p < p1; ++p) k.gemm_panel(args, p * k.panel_rows, mine);
+                  });
+}
+
+// Cost: x to BF16 once (tokens x cols, on the calling thread), then each weight row streamed
+// once and applied to every token tile from cache, as the FP32 decode kernels do.
+void MatMulAvx512Bf16Decode(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                            base::ThreadPool* pool, base::Arena& scratch) {
+  K3_CHECK(CpuHasAvx512Bf16()) << "AVX512-BF16 unavailable";
+  K3_CHECK(w.format == WeightFormat::kBF16) << "the vdpbf16ps decode kernel reads BF16 weights";
+  K3_CHECK(tokens > 0 && w.rows > 0 && w.cols > 0 && x != nullptr && y != nullptr);
+  const Dpbf16Kernels& k = Avx512Bf16Kernels();
+  Dpbf16DecodeArgs args;
+  args.tokens = tokens;
+  args.pairs = (w.cols + 31) / 32 * 16;
+  args.w = &w;
+  args.y = y;
+  uint32_t* xb = scratch.Allocate<uint32_t>(static_cast<size_t>(tokens * args.pairs));
+  k.pack_rows(x, w.cols, tokens, xb);
+  args.xb = xb;
+  SplitRange(w.rows, kDecodeRowGroup, TaskCount(pool, tokens * w.rows * w.cols), pool,
+             [&](int64_t r0, int64_t r1) { k.decode_rows(args, r0, r1); });
+}
 
 // Cost: one pass over x (to BF16), one conversion of W per call, and per panel one pass over the
 // packed x per kGemmKc columns (from L2 or L3 when x is large), so the tile units see about

@@ -40,6 +40,26 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
 void MatMulAmx(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
                base::ThreadPool* pool = nullptr);
 
+// AVX512-BF16 (CPUID leaf 7 subleaf 1 EAX bit 5) with the AVX-512 level; checked once.
+bool CpuHasAvx512Bf16();
+// GemmPrecision::kBf16 on vdpbf16ps for any shape and weight format (the GEMM regime of MatMul
+// under kBf16 without AMX). Requires CpuHasAvx512Bf16().
+void MatMulAvx512Bf16(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                      base::ThreadPool* pool, base::Arena& scratch);
+// The vdpbf16ps decode kernel for kBF16 weights (any token count). Requires CpuHasAvx512Bf16().
+void MatMulAvx512Bf16Decode(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                            base::ThreadPool* pool, base::Arena& scratch);
+// Under GemmPrecision::kBf16, products of kBF16 weights with kDpbf16DecodeMinTokens ..
+// kDpbf16DecodeMaxTokens tokens run the vdpbf16ps decode kernel (kAuto picks the decode regime
+// for them). Measured on 4096 x 2048 with streamed weights (2-core Zen 4): below 8 tokens the
+// call is memory-bound and vdpbf16ps gains ~2% (not worth its error); at 8 / 16 / 32 tokens it
+// does 1.2x / 1.4x / 1.5x the FP32 decode kernel, and up to ~128 tokens it beats the vdpbf16ps
+// GEMM (which packs the weights first): 336 vs 303 GFLOP/s at 64, 342 vs 341 at 128.
+inline constexpr int64_t kDpbf16DecodeMinTokens = 8;
+inline constexpr int64_t kDpbf16DecodeMaxTokens = 64;
+// Whether MatMulWithIsa(isa, kDecode or kAuto, ...) takes MatMulAvx512Bf16Decode for this call.
+bool UseDpbf16Decode(Isa isa, int64_t tokens, const WeightMatrix& w);
+
 // W[row, :] computed element by element with the tensor/numeric.h conversions (MatMulReference).
 void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out);
 // Writes W[row, c0..c1) as float32 with scalar code; equal to DequantizeByDefinition. For kMxfp4,

@@ -129,4 +129,53 @@ struct AmxKernels {
 
 const AmxKernels& AmxBf16Kernels();
 
+// GemmPrecision::kBf16 on AVX512-BF16 without AMX (matmul_avx512_bf16.cc; driven by
+// matmul_bf16.cc): vdpbf16ps, which adds to each fp32 lane the products of one pair of BF16
+// values along the reduction dim. GEMM: the panels of matmul_bf16_pack.h (32 weight rows, one
+// zmm per 16 rows and column pair) times broadcast activation pairs, MR tokens x 32 rows of
+// accumulators in registers. Decode (BF16 weights only): the stored rows are already pairs in
+// column order, so each 32-column chunk is one load and one vdpbf16ps per row and token.
+struct Dpbf16GemmArgs {
+  // Token tile j holds tokens [tile_start[j], tile_start[j + 1]) (mr of them) as [pairs][mr]
+  // uint32 at xpacked + tile_start[j] * pairs: the BF16 pair (x[i][2p], x[i][2p + 1]) of token i
+  // (nearest even); pairs = cols rounded up to 32, halved, and columns >= cols are zero.
+  const uint32_t* xpacked = nullptr;
+  const int64_t* tile_start = nullptr;
+  int64_t num_tiles = 0;
+  int64_t pairs = 0;
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;  // [tokens, rows]
+  // Exact float32 conversion of W[row, c0..c1) (the AVX-512 one), rounded to BF16 by the packing.
+  void (*dequantize_range)(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
+                           float* out) = nullptr;
+};
+
+struct Dpbf16DecodeArgs {
+  const uint32_t* xb = nullptr;  // [tokens][pairs]: x as BF16 in column order, zero past cols
+  int64_t tokens = 0;
+  int64_t pairs = 0;                // cols rounded up to 32, halved
+  const WeightMatrix* w = nullptr;  // kBF16
+  float* y = nullptr;               // [tokens, rows]
+};
+
+struct Dpbf16Kernels {
+  int panel_rows;        // weight rows per gemm_panel call
+  int max_tile_tokens;   // tokens per GEMM token tile
+  int64_t gemm_scratch;  // floats of 64-byte-aligned scratch gemm_panel needs (multiple of 16)
+  // dst[p * mr + i] = BF16 pair p of x row i, for i < mr (<= max_tile_tokens), p < pairs.
+  void (*pack_tokens)(const float* x, int64_t cols, int64_t mr, uint32_t* dst);
+  // Computes y[:, r0..r0 + panel_rows) (clipped to rows) for every token tile.
+  void (*gemm_panel)(const Dpbf16GemmArgs& args, int64_t r0, float* scratch);
+  // dst[t * pairs + p] = BF16 pair p of x row t, for t < tokens.
+  void (*pack_rows)(const float* x, int64_t cols, int64_t tokens, uint32_t* dst);
+  // y[:, r0..r1) for every token (kBF16 weights).
+  void (*decode_rows)(const Dpbf16DecodeArgs& args, int64_t r0, int64_t r1);
+  // Runs `iterations` of register-resident vdpbf16ps chains; returns the floating-point
+  // operations done (a BF16 pair's two multiply-adds count 4).
+  double (*dot_loop)(int64_t iterations);
+};
+
+// Call only when CpuHasAvx512Bf16() (matmul_detail.h).
+const Dpbf16Kernels& Avx512Bf16Kernels();
+
 }  // namespace k3::kernels::detail

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/arena.h"
 #include "base/thread_pool.h"
 
 namespace k3::kernels::detail {
@@ -40,6 +41,20 @@ template <typename Fn>
 void SplitRange(int64_t n, int64_t align, int64_t tasks, base::ThreadPool* pool, const Fn& fn) {
   SplitRangeSlots(n, align, tasks, pool,
                   [&](int64_t begin, int64_t end, size_t) { fn(begin, end); });
+}
+
+// Splits [0, n) (n >= 1) into the fewest near-equal tiles of at most max_tile: tile j is
+// [start[j], start[j + 1]), with start (num_tiles + 1 entries) in arena memory. Returns num_tiles.
+// The tiles depend only on (n, max_tile): the token tiles of the GEMM kernels.
+inline int64_t SplitTiles(int64_t n, int64_t max_tile, base::Arena& arena, int64_t** start) {
+  const int64_t num_tiles = (n + max_tile - 1) / max_tile;
+  int64_t* s = arena.Allocate<int64_t>(static_cast<size_t>(num_tiles + 1));
+  s[0] = 0;
+  for (int64_t j = 0; j < num_tiles; ++j) {
+    s[j + 1] = s[j] + n / num_tiles + (j < n % num_tiles ? 1 : 0);
+  }
+  *start = s;
+  return num_tiles;
 }
 
 // Below this many multiply-adds (tens of microseconds) a call stays on the calling thread: waking

@@ -157,4 +157,34 @@ inline std::vector<double> AbsProducts(const std::vector<float>& x, int64_t toke
   return out;
 }
 
+// Sets the process-wide GEMM precision for a scope and restores the previous one.
+class ScopedGemmPrecision {
+ public:
+  explicit ScopedGemmPrecision(GemmPrecision p) : saved_(GetGemmPrecision()) {
+    SetGemmPrecision(p);
+  }
+  ~ScopedGemmPrecision() { SetGemmPrecision(saved_); }
+  ScopedGemmPrecision(const ScopedGemmPrecision&) = delete;
+  ScopedGemmPrecision& operator=(const ScopedGemmPrecision&) = delete;
+
+ private:
+  GemmPrecision saved_;
+};
+
+// The bound on |GemmPrecision::kBf16 result - exact| given S = sum_c |x[t, c] * W[r, c]|, with
+// u = 2^-8 the unit roundoff of BF16 (8 significant bits) and 2^-24 that of float32:
+//   each factor rounds once to BF16: |x~ w~ - x w| <= (2u + u^2) |x w|;
+//   the BF16 products are exact in float32, and `cols` float32 additions (in any order, any
+//   tree: vdpbf16ps lanes plus horizontal sums) add at most cols * 2^-24 * (1 + 2u + u^2) * S;
+//   rounding the reference to float adds 2^-24 * S;
+//   flushing subnormal inputs, products and sums adds at most 2^-126 per term times a factor of
+//   magnitude <= 2 (the draws of FillRandom and RandomVector), plus 2^-126 per addition.
+inline double Bf16Tolerance(double abs_products, int64_t cols) {
+  const double u = 0x1p-8;
+  const double relative = 2 * u + u * u + static_cast<double>(cols + 1) * 0x1p-23;
+  return relative * abs_products + 4.0 * static_cast<double>(cols + 1) * 0x1p-126;
+}
+
+inline float RoundToBf16(float v) { return tensor::Bf16ToFloat(tensor::FloatToBf16(v)); }
+
 }  // namespace k3::kernels::matmul_testing

@@ -94,6 +94,22 @@ double MulAddLoop(int64_t iterations) {
   return static_cast<double>(iterations) * kChains * 4 * 2;
 }
 
+// GFLOP/s of `loop` (returning the flops it did) on every thread of `pool`, best of `runs`.
+double MeasureLoopGflops(double (*loop)(int64_t), base::ThreadPool* pool, int64_t iterations,
+                         int runs) {
+  const size_t threads = Threads(pool);
+  std::vector<double> flops(threads);
+  double best = 0.0;
+  for (int run = 0; run < runs; ++run) {
+    double seconds =
+        Time([&] { RunOnAll(pool, threads, [&](size_t t) { flops[t] = loop(iterations); }); });
+    double total = 0.0;
+    for (double f : flops) total += f;
+    best = std::max(best, total / seconds / 1e9);
+  }
+  return best;
+}
+
 }  // namespace
 
 double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes) {
@@ -129,6 +145,11 @@ double MeasurePeakFp32Gflops(base::ThreadPool* pool) {
   return detail::MeasurePeakFp32GflopsWithIsa(detail::BestIsa(), pool);
 }
 
+double MeasurePeakBf16Gflops(base::ThreadPool* pool) {
+  if (!detail::CpuHasAvx512Bf16()) return 0.0;
+  return MeasureLoopGflops(detail::Avx512Bf16Kernels().dot_loop, pool, 4 << 20, 10);
+}
+
 namespace detail {
 
 size_t BandwidthBufferBytes() {
@@ -142,17 +163,7 @@ double MeasurePeakFp32GflopsWithIsa(Isa isa, base::ThreadPool* pool, int64_t ite
   double (*loop)(int64_t) = MulAddLoop;
   if (isa == Isa::kAvx512) loop = Avx512Kernels().fma_loop;
   if (isa == Isa::kAvx2) loop = Avx2Kernels().fma_loop;
-  const size_t threads = Threads(pool);
-  std::vector<double> flops(threads);
-  double best = 0.0;
-  for (int run = 0; run < runs; ++run) {
-    double seconds =
-        Time([&] { RunOnAll(pool, threads, [&](size_t t) { flops[t] = loop(iterations); }); });
-    double total = 0.0;
-    for (double f : flops) total += f;
-    best = std::max(best, total / seconds / 1e9);
-  }
-  return best;
+  return MeasureLoopGflops(loop, pool, iterations, runs);
 }
 
 }  // namespace detail

@@ -1,6 +1,6 @@
 // The machine's physical limits that kernel throughput is judged against: streaming read bandwidth
-// from memory and the peak fp32 FMA rate, each with every thread of a pool (nullptr = the calling
-// thread). `k3 bench model` divides measured throughput by these.
+// from memory and the peak fp32 FMA (and vdpbf16ps) rate, each with every thread of a pool (nullptr
+// = the calling thread). `k3 bench model` divides measured throughput by these.
 #pragma once
 
 #include <cstddef>
@@ -19,5 +19,11 @@ double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes)
 // GFLOP/s (an FMA counts 2) of independent register-resident FMA chains on the best SIMD level,
 // on every thread at once; the best of ten runs of about 10 ms.
 double MeasurePeakFp32Gflops(base::ThreadPool* pool);
+
+// GFLOP/s (a BF16 pair's two multiply-adds count 4) of independent register-resident vdpbf16ps
+// chains on every thread at once, best of ten runs; 0 when the CPU lacks AVX512-BF16. The
+// instruction does twice the FP32 FMA's flops, so this is the peak GemmPrecision::kBf16 GEMMs on
+// the "avx512-bf16" path are judged against.
+double MeasurePeakBf16Gflops(base::ThreadPool* pool);
 
 }  // namespace k3::kernels
