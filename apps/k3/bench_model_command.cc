@@ -17,6 +17,7 @@
 #include "apps/k3/bench_model_cost.h"
 #include "apps/k3/bench_model_quant.h"
 #include "apps/k3/bench_report.h"
+#include "apps/k3/bench_vs_llama_cpp.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
 #include "apps/k3/numa_flag.h"
@@ -52,6 +53,7 @@ struct BenchModelFlags {
   std::string kv_cache_dtype = "auto";
   kernels::LatentDtype cache_dtype = kernels::LatentDtype::kBf16;  // from kv_cache_dtype
   int decode_context = 16;  // tokens prefilled before the timed decode steps
+  LlamaCppFlags llama_cpp;  // --vs-llama-cpp
 };
 
 double Seconds(Clock::time_point since) {
@@ -170,19 +172,24 @@ Limits MeasureLimits(base::ThreadPool& pool) {
   return limits;
 }
 
+// Seconds a decode step of `batch` tokens needs at the measured bandwidth or compute limit.
+double RooflineStepSeconds(const model::Model& m, int batch, const Limits& limits) {
+  const StepCost cost = CostOfStep(m, batch);
+  return std::max(cost.bytes / (limits.bandwidth * 1e9),
+                  2.0 * cost.macs_per_token * batch / (limits.peak * 1e9));
+}
+
 void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& limits) {
   Table decode({"decode batch", "tokens/s", "ms/step", "MB read/step", "roofline ms/step",
                 "fraction of roofline"});
   for (int batch : f.batches) {
     K3_LOG(kInfo) << "decode, batch " << batch;
     const double tps = DecodeTokensPerSecond(m, f, batch);
-    const StepCost cost = CostOfStep(m, batch);
     const double step_ms = batch / tps * 1e3;
-    const double roof_ms = std::max(cost.bytes / (limits.bandwidth * 1e9),
-                                    2.0 * cost.macs_per_token * batch / (limits.peak * 1e9)) *
-                           1e3;
-    decode.Row({std::to_string(batch), Fixed(tps), Fixed(step_ms, 2), Fixed(cost.bytes / 1e6),
-                Fixed(roof_ms, 2), Fixed(roof_ms / step_ms, 2)});
+    const double roof_ms = RooflineStepSeconds(m, batch, limits) * 1e3;
+    decode.Row({std::to_string(batch), Fixed(tps), Fixed(step_ms, 2),
+                Fixed(CostOfStep(m, batch).bytes / 1e6), Fixed(roof_ms, 2),
+                Fixed(roof_ms / step_ms, 2)});
   }
   decode.Print();
 }
@@ -255,6 +262,27 @@ int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::Thre
   return 0;
 }
 
+// The decode and prefill figures again, interleaved with llama.cpp's on the same checkpoint.
+// The bandwidth is measured again before each round and the best reading is the roofline's: a
+// single reading on a shared machine can come out low enough to put a run above its "limit".
+int CompareWithLlamaCpp(const model::Model& m, const BenchModelFlags& f, const std::string& dir,
+                        Limits limits, base::ThreadPool& pool) {
+  PeerComparison plan{f.batches, f.prefill, f.decode_context, f.decode_steps, pool.parallelism()};
+  plan.before_round = [&] {
+    limits.bandwidth = std::max(limits.bandwidth, kernels::MeasureReadBandwidthGBs(&pool));
+  };
+  plan.ours_decode = [&](int batch) { return DecodeTokensPerSecond(m, f, batch); };
+  plan.ours_prefill = [&](int n) { return PrefillTokensPerSecond(m, n, f.cache_dtype); };
+  plan.decode_roofline = [&](int b) { return b / RooflineStepSeconds(m, b, limits); };
+  plan.prefill_peak = [&](int) {
+    return limits.prefill_peak * 1e9 / (2.0 * CostOfStep(m, 1).macs_per_token);
+  };
+  const int code = PrintVsLlamaCpp(f.llama_cpp, dir, plan);
+  std::printf("read bandwidth: best of %d readings, %.1f GB/s\n", f.llama_cpp.rounds + 1,
+              limits.bandwidth);
+  return code;
+}
+
 int RunBenchModel(BenchModelFlags& f) {
   auto quant = model::ParseWeightQuant(f.weight_quant);
   auto cache_dtype = ParseKvCacheDtype(f.kv_cache_dtype);
@@ -294,6 +322,7 @@ int RunBenchModel(BenchModelFlags& f) {
               static_cast<long>(model::MlaCache::BytesPerToken(c, f.cache_dtype)),
               f.decode_context);
   const Limits limits = MeasureLimits(pool);
+  if (!f.llama_cpp.dir.empty()) return CompareWithLlamaCpp(m, f, dir, limits, pool);
   PrintDecode(m, f, limits);
   std::printf("\n");
   PrintPrefill(m, f, limits);
@@ -342,6 +371,15 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
   AddWeightQuantFlag(app, &f->weight_quant);
   AddKvCacheDtypeFlag(app, &f->kv_cache_dtype);
   app.add_option("--decode-context", f->decode_context, "Tokens prefilled before decode steps")
+      ->capture_default_str();
+  app.add_option("--vs-llama-cpp", f->llama_cpp.dir,
+                 "llama.cpp source folder with a CPU build in build/bin: convert this model with "
+                 "its convert_hf_to_gguf.py (once) and measure both, interleaved");
+  app.add_option("--llama-cpp-rounds", f->llama_cpp.rounds, "Interleaved rounds of the comparison")
+      ->capture_default_str();
+  app.add_option("--llama-cpp-outtype", f->llama_cpp.outtype,
+                 "GGUF dense weight type: auto (q8_0 for FP8-block checkpoints, else bf16), bf16, "
+                 "q8_0")
       ->capture_default_str();
   return [f, batches, prefill]() {
     f->batches = ParseList(*batches);

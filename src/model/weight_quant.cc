@@ -56,10 +56,9 @@ int QuantizeDenseWeights(ModelWeights* w, base::ThreadPool* pool) {
     if (moe.has_shared) q.Mlp(&moe.shared);
     q.Matrix(&moe.latent_down);
     q.Matrix(&moe.latent_up);
-    // FP8-block routed experts (K2) take the integer path too; 4-bit and BF16 experts stay.
-    for (MlpWeights& expert : moe.experts) {
-      if (expert.gate.format == WeightFormat::kFp8Block) q.Mlp(&expert);
-    }
+    // Routed experts stored at 8 bits or more (K2's FP8 blocks, Kimi-Linear's BF16) take the
+    // integer path too, as llama.cpp's Q8_0 runs them; 4-bit experts keep their own format.
+    for (MlpWeights& expert : moe.experts) q.Mlp(&expert);
   }
   q.Matrix(&w->lm_head);
   return q.changed();

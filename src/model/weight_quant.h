@@ -2,11 +2,11 @@
 // BF16/F16/F32/FP8-block projection of the attention blocks (KDA, MLA but kv_b, whose absorbed
 // form reads a float copy), the shared experts, the dense MLPs, the latent MoE projections and
 // lm_head becomes kernels::WeightFormat::kInt8Block (int8 per 32 columns with a BF16 scale: 8.5
-// bits per weight instead of 16), held in memory the ModelWeights own. FP8-block routed experts
-// (Kimi K2 / DeepSeek-V3) are converted too, so K2 runs FP8 weights x int8 activations on the
-// same integer kernels (as llama.cpp runs K2 as Q8_0): E4M3 values that are small against their
-// block's largest lose bits there (each weight within its new scale / 2, like any other). The
-// router (whose top-k decisions are sensitive), the embedding (row lookups) and 4-bit or BF16
+// bits per weight instead of 16), held in memory the ModelWeights own. Routed experts stored at
+// 8 bits or more are converted too: FP8 blocks (Kimi K2 / DeepSeek-V3) and BF16 (Kimi-Linear), so
+// those run on the same integer kernels as llama.cpp runs them as Q8_0: E4M3 values that are small
+// against their block's largest lose bits there (each weight within its new scale / 2, like any
+// other). The router (whose top-k decisions are sensitive), the embedding (row lookups) and 4-bit
 // routed experts are kept. On AVX512-VNNI the products run with int8 activations (W8A8,
 // kernels/matmul_int8.h); elsewhere the weights are dequantised per row group. Converted matrices
 // live in memory (the mapped originals' pages are then no longer read).
