@@ -178,7 +178,7 @@ class LatentMoe(nn.Module):
                 y = y.index_add(0, rows, ye * w[rows, slot, None])
         keep = torch.ones(x.shape[0], dtype=torch.bool) if valid is None else valid.reshape(-1)
         self.load = torch.bincount(idx[keep].reshape(-1), minlength=w1.shape[0]).to(x.dtype)
-        self.mean_score = s[keep].mean(0)  # for a load-balancing term
+        self.mean_score = (s / s.sum(-1, keepdim=True))[keep].mean(0)  # P_e of a balance loss
         y = self.routed_expert_up_proj(rms_norm(y, self.routed_expert_norm.weight, self.eps))
         return (y + self.shared_experts(x)).reshape(shape)
 
