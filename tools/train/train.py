@@ -13,7 +13,8 @@ sequence-level balance loss (--aux-loss).  From --qat-from (a fraction of the st
 experts train through MXFP4 fake quantisation (straight-through), so the exported MXFP4 experts are
 the weights the last steps saw; the log reports the held-out loss with exact and MXFP4 experts.
 Writes CKPT_DIR (config.json, model.safetensors, tokenizer files, generation_config.json) and
-CKPT_DIR/../<name>.log.jsonl (one JSON line per logged step).
+CKPT_DIR.log.jsonl (one JSON line per logged step) and CKPT_DIR.train_state.pt (weights and
+optimizer, for resuming).
 """
 import argparse
 import json
@@ -136,7 +137,7 @@ def main():
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--minutes", type=float, default=0, help="stop (and export) after this wall time")
     ap.add_argument("--batch-tokens", type=int, default=4096)
-    ap.add_argument("--max-len", type=int, default=1024)
+    ap.add_argument("--max-len", type=int, default=2048)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--weight-decay", type=float, default=0.1)
@@ -174,7 +175,8 @@ def main():
                              {"params": other, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
     sched = lambda s: min(1.0, (s + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s / args.steps)))
     it = batches(train, args.batch_tokens, random.Random(args.seed))
-    log = open(os.path.join(os.path.dirname(os.path.abspath(args.out)), os.path.basename(args.out) + ".log.jsonl"), "w")
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    log = open(args.out + ".log.jsonl", "w")
     start, tokens = time.time(), 0
     for step in range(args.steps):
         qat = step >= int(args.qat_from * args.steps)
