@@ -203,6 +203,7 @@ def main():
                 rec["heldout_completion_loss"] = round(evaluate(model, held, sizes["pad"], args.batch_tokens, qat), 4)
             print(json.dumps(rec), flush=True)
             log.write(json.dumps(rec) + "\n")
+            log.flush()
         if last:
             break
     exact = evaluate(model, held, sizes["pad"], args.batch_tokens, False)
