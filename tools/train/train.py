@@ -148,6 +148,7 @@ def main():
     ap.add_argument("--kda-chunk", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--resume", default=None, help="a CKPT.train_state.pt to continue from (same --steps)")
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--eval-every", type=int, default=0)
     ap.add_argument("--eval-rows", type=int, default=200)
@@ -174,11 +175,17 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                              {"params": other, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
     sched = lambda s: min(1.0, (s + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s / args.steps)))
-    it = batches(train, args.batch_tokens, random.Random(args.seed))
+    first = 0
+    if args.resume:  # weights, optimizer and step; the data order restarts from a step-derived seed
+        state = torch.load(args.resume)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        first = state["step"]
+    it = batches(train, args.batch_tokens, random.Random(f"{args.seed}-{first}"))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     log = open(args.out + ".log.jsonl", "w")
     start, tokens = time.time(), 0
-    for step in range(args.steps):
+    for step in range(first, args.steps):
         qat = step >= int(args.qat_from * args.steps)
         for moe in model.moe_layers():
             moe.qat = qat
@@ -197,7 +204,7 @@ def main():
         if step % args.log_every == 0 or last:
             rec = {"step": step, "loss": round(float(plain), 4), "completion_loss": round(float(comp), 4),
                    "lr": round(args.lr * sched(step), 6), "grad_norm": round(gnorm, 3), "qat": qat,
-                   "max_load_over_mean": loads, "tokens": tokens, "s_per_step": round(elapsed / (step + 1), 3),
+                   "max_load_over_mean": loads, "tokens": tokens, "s_per_step": round(elapsed / (step + 1 - first), 3),
                    "tokens_per_s": round(tokens / elapsed)}
             if args.eval_every and (step % args.eval_every == 0 or last):
                 rec["heldout_completion_loss"] = round(evaluate(model, held, sizes["pad"], args.batch_tokens, qat), 4)
