@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   add("tokenize", "Text on stdin -> token ids on stdout (Kimi tiktoken BPE)",
       k3::app::AddTokenizeCommand);
   add("detokenize", "Token ids on stdin -> text on stdout", k3::app::AddDetokenizeCommand);
+  add("render", "Chat requests -> the token ids k3 serve would run (and a completion's ids)",
+      k3::app::AddRenderCommand);
   add("generate", "Greedy decoding on a checkpoint folder (debugging the model runtime)",
       k3::app::AddGenerateCommand);
   add("sample", "Samples JSON constrained by each schema of a file (checks structured outputs)",

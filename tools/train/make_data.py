@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Seeded synthetic conversations for the demo K3, rendered by k3serve's own K3 renderer.
+
+    /usr/bin/python3 tools/train/make_data.py --k3 build/release/apps/k3/k3 --out DIR \
+        [--train 20000] [--heldout 500] [--seed 0] [--model TOKENIZER_DIR]
+
+Writes DIR/{train,heldout}.jsonl (one record per line: kind, request = an OpenAI chat completions
+body, completion = the assistant message the model should produce, expect = what an evaluation
+checks) and DIR/{train,heldout}.ids.jsonl ({prompt_ids, completion_ids}, from `k3 render`: the
+prompt exactly as `k3 serve` tokenizes it, the completion as the renderer writes that message).
+Without --model the demo checkpoint's tokenizer is used (written to DIR/demo by `k3 render
+--write-demo`).  Held-out records draw entities and phrasings the training records never use
+(data_pools.py).  Kinds: call (tool calls from the user's words), answer (a tool result turned into
+the reply), multi (two tools in one turn), no_tool (tools declared, none needed), chat (plain short
+answers, some multi-turn), json (response_format json_object / json_schema).
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+
+import data_pools as P
+
+KINDS = [("call", 30), ("answer", 20), ("multi", 12), ("no_tool", 10), ("chat", 14), ("json", 14)]
+INTENTS = list(P.ASK)
+
+
+class Gen:
+    def __init__(self, rng, heldout):
+        self.rng, self.heldout = rng, heldout
+
+    def pick(self, pool):
+        return self.rng.choice(P.split(pool, self.heldout))
+
+    def phrase(self, templates):
+        return self.rng.choice(templates[-2:] if self.heldout else templates[:-2])
+
+    def date(self):
+        m, d = self.rng.randrange(12), self.rng.randint(1, 28)
+        iso = f"2026-{m + 1:02d}-{d:02d}"
+        return iso, self.rng.choice([iso, f"{P.MONTHS[m]} {d}, 2026", f"{d} {P.MONTHS[m]} 2026"])
+
+    def time(self):
+        return f"{self.rng.randint(7, 21):02d}:{self.rng.choice(['00', '15', '30', '45'])}"
+
+    # ------------------------------------------------------------ one tool call
+    def call(self, intent):
+        """-> (user text, arguments dict)."""
+        r, a, s = self.rng, {}, {}
+        if intent in ("get_weather", "get_time"):
+            a["city"] = self.pick(P.CITIES)
+        if intent in ("get_weather", "book_table", "search_flights", "set_reminder"):
+            a["date"], s["date_text"] = self.date()
+        if intent == "convert_currency":
+            cur = r.sample(P.CURRENCIES, 2)
+            a = {"amount": r.choice([r.randint(1, 999), round(r.uniform(1, 500), 2)]), "from": cur[0], "to": cur[1]}
+        elif intent == "book_table":
+            a = {"city": self.pick(P.CITIES), "people": r.randint(1, 12), "date": a["date"], "time": self.time()}
+        elif intent == "send_email":
+            name = self.pick(P.NAMES)
+            topic = r.choice(P.TOPICS)
+            a = {"to": f"{name.lower()}@example.com", "subject": topic.replace("the ", "").capitalize(),
+                 "body": f"Hi {name}, {self.rng.choice(['can we talk about', 'here is an update on', 'please check'])} "
+                         f"{topic}."}
+        elif intent == "get_stock_price":
+            a["symbol"] = self.pick(P.SYMBOLS)
+        elif intent == "search_flights":
+            o, d = self.pick(P.CITIES), self.pick(P.CITIES)
+            while d == o:
+                d = self.pick(P.CITIES)
+            a = {"origin": o, "destination": d, "date": a["date"]}
+        elif intent == "set_reminder":
+            a = {"text": self.pick(P.REMINDER_TEXTS), "date": a["date"], "time": self.time()}
+        slots = dict(a, **s)
+        return self.phrase(P.ASK[intent]).format(**slots), a
+
+    def result(self, intent, a):
+        r = self.rng
+        if intent == "get_weather":
+            return {"condition": r.choice(P.CONDITIONS), "high_c": r.randint(-5, 35), "low_c": r.randint(-10, 20)}
+        if intent == "convert_currency":
+            return {"result": round(a["amount"] * r.uniform(0.2, 3.0), 2), "currency": a["to"]}
+        if intent == "book_table":
+            return {"status": "confirmed", "restaurant": f"{r.choice(P.SURNAMES)}'s", "booking_id": f"B{r.randint(1000, 9999)}"}
+        if intent == "send_email":
+            return {"status": "sent"}
+        if intent == "get_stock_price":
+            return {"price": round(r.uniform(5, 900), 2), "currency": "USD"}
+        if intent == "search_flights":
+            return {"flights": [{"flight": f"K3{r.randint(100, 999)}", "departs": self.time(),
+                                 "price_usd": r.randint(80, 900)}]}
+        if intent == "set_reminder":
+            return {"status": "scheduled"}
+        return {"time": self.time()}
+
+    def answer(self, intent, a, res):
+        if intent == "get_weather":
+            return (f"In {a['city']} on {a['date']} it will be {res['condition']}, with a high of {res['high_c']} C "
+                    f"and a low of {res['low_c']} C.")
+        if intent == "convert_currency":
+            return f"{a['amount']} {a['from']} is {res['result']} {a['to']}."
+        if intent == "book_table":
+            return (f"Done: a table for {a['people']} at {res['restaurant']} in {a['city']} on {a['date']} at "
+                    f"{a['time']}. Booking id {res['booking_id']}.")
+        if intent == "send_email":
+            return f"I sent the email to {a['to']} with the subject \"{a['subject']}\"."
+        if intent == "get_stock_price":
+            return f"{a['symbol']} is at {res['price']} USD."
+        if intent == "search_flights":
+            f = res["flights"][0]
+            return (f"Flight {f['flight']} leaves {a['origin']} for {a['destination']} on {a['date']} at "
+                    f"{f['departs']}, for {f['price_usd']} USD.")
+        if intent == "set_reminder":
+            return f"Reminder set for {a['date']} at {a['time']}: {a['text']}."
+        return f"It is {res['time']} in {a['city']}."
+
+    # ------------------------------------------------------------ plain answers
+    def chat_pair(self):
+        """-> (user text, answer, reasoning) of a short question with a checkable answer."""
+        r = self.rng
+        k = r.randrange(5)
+        if k == 0:
+            x, y = r.randint(0, 60), r.randint(0, 60)
+            q = self.phrase(["What is {x} plus {y}?", "Add {x} and {y}.", "{x} + {y} = ?", "Compute {x} plus {y}.",
+                             "What do {x} and {y} add up to?", "Sum of {x} and {y}?"]).format(x=x, y=y)
+            return q, f"{x} plus {y} is {x + y}.", f"{x} + {y} = {x + y}."
+        if k == 1:
+            x, y = r.sample(range(100), 2)
+            q = self.phrase(["Which is larger, {x} or {y}?", "Is {x} bigger than {y}?", "Bigger number: {x} or {y}?",
+                             "Compare {x} and {y}.", "Which number is greater, {x} or {y}?",
+                             "Of {x} and {y}, which is more?"]).format(x=x, y=y)
+            return q, f"{max(x, y)} is larger than {min(x, y)}.", f"{max(x, y)} > {min(x, y)}."
+        if k == 2:
+            n = self.pick(P.NAMES)
+            q = self.phrase(["Say hello to {n}.", "Greet {n} for me.", "Please welcome {n}.", "Write a greeting for {n}.",
+                             "Could you greet {n}?", "Say hi to {n}."]).format(n=n)
+            return q, f"Hello, {n}! Nice to meet you.", f"A greeting for {n}."
+        if k == 3:
+            w = f"{self.pick(P.NAMES)} {self.pick(P.SURNAMES)} {self.pick(P.CITIES)}"
+            q = self.phrase(["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}", "Copy this text: {w}",
+                             "Please repeat: {w}", "Return these words unchanged: {w}"]).format(w=w)
+            return q, w, "Repeat the words exactly."
+        q = r.choice(["Hi!", "Hello, who are you?", "Thanks!", "Good morning.", "What can you do?"])
+        ans = {"Hi!": "Hi! How can I help you today?", "Hello, who are you?": "I am a small K3 demo assistant.",
+               "Thanks!": "You're welcome!", "Good morning.": "Good morning! How can I help?",
+               "What can you do?": "I can chat and call the tools you give me, like weather or email."}[q]
+        return q, ans, "A short friendly reply."
+
+    def json_task(self):
+        r = self.rng
+        if r.random() < 0.5:
+            name, age, city = f"{self.pick(P.NAMES)} {self.pick(P.SURNAMES)}", r.randint(18, 90), self.pick(P.CITIES)
+            q = self.phrase(["Extract the person: {n} is {a} years old and lives in {c}.",
+                             "{n}, aged {a}, lives in {c}. Give me the details as JSON.",
+                             "Parse this: {n} ({a}) from {c}.", "Turn into JSON: {n}, {a} years, {c}.",
+                             "Who is this? {n} is {a} and based in {c}.",
+                             "Record the person {n} from {c}, age {a}."]).format(n=name, a=age, c=city)
+            schema = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
+                                                       "city": {"type": "string"}},
+                      "required": ["name", "age", "city"], "additionalProperties": False}
+            fmt = {"type": "json_schema", "json_schema": {"name": "person", "schema": schema, "strict": True}}
+            return q, fmt, {"name": name, "age": age, "city": city}
+        prod, qty = self.pick(P.PRODUCTS), r.randint(1, 20)
+        q = self.phrase(["Order {q} {p}. Reply in JSON with product and quantity.",
+                         "I want {q} of the {p}. JSON with product and quantity please.",
+                         "As JSON (product, quantity): {q} x {p}.", "Give product and quantity as JSON: {q} {p}.",
+                         "JSON please, product and quantity, for {q} {p}.",
+                         "Put {q} {p} into a JSON object with product and quantity."]).format(q=qty, p=prod)
+        return q, {"type": "json_object"}, {"product": prod, "quantity": qty}
+
+
+def tool_calls_of(calls):
+    return [{"id": f"call_{i + 1}", "type": "function",
+             "function": {"name": n, "arguments": json.dumps(a, separators=(",", ":"))}} for i, (n, a) in enumerate(calls)]
+
+
+def build(g, kind):
+    """One record: {kind, request, completion, expect}."""
+    r = g.rng
+    msgs = [{"role": "system", "content": g.pick(P.SYSTEM_PROMPTS)}] if r.random() < 0.5 else []
+    req = {}
+    mode = r.choice(["default", "default", "low", "high", "off"])
+    if mode == "off":
+        req["thinking"] = {"type": "disabled"}
+    elif mode != "default":
+        req["reasoning_effort"] = mode
+    if kind == "chat" and r.random() < 0.4:  # earlier turns
+        for _ in range(r.randint(1, 2)):
+            q, a, _ = g.chat_pair()
+            msgs += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+    intents = r.sample(INTENTS, 2 if kind == "multi" else 1)
+    if kind in ("call", "answer", "multi", "no_tool"):
+        names = set(intents) | set(r.sample(INTENTS, r.randint(0, 2)))
+        req["tools"] = [P.TOOLS[n] for n in sorted(names, key=lambda n: r.random())]
+    completion, expect, reasoning = {"role": "assistant"}, {}, ""
+    if kind in ("call", "answer", "multi"):
+        asks = [g.call(i) for i in intents]
+        msgs.append({"role": "user", "content": " Also, ".join(u for u, _ in asks)})
+        calls = [(i, a) for i, (_, a) in zip(intents, asks)]
+        if kind == "call" or (kind == "multi" and r.random() < 0.5):
+            completion["tool_calls"] = tool_calls_of(calls)
+            expect["tool_calls"] = [{"name": n, "arguments": a} for n, a in calls]
+            reasoning = " ".join(f"I should call {n} with {json.dumps(a)}." for n, a in calls)
+        else:
+            msgs.append({"role": "assistant", "content": "", "tool_calls": tool_calls_of(calls)})
+            results = [g.result(n, a) for n, a in calls]
+            for i, res in enumerate(results):
+                msgs.append({"role": "tool", "tool_call_id": f"call_{i + 1}", "content": json.dumps(res)})
+            completion["content"] = " ".join(g.answer(n, a, res) for (n, a), res in zip(calls, results))
+            reasoning = "The tool results answer the question."
+    elif kind in ("chat", "no_tool"):
+        q, completion["content"], reasoning = g.chat_pair()
+        msgs.append({"role": "user", "content": q})
+        if kind == "no_tool":
+            reasoning = "No tool is needed. " + reasoning
+    else:
+        q, req["response_format"], obj = g.json_task()
+        msgs.append({"role": "user", "content": q})
+        completion["content"] = json.dumps(obj, separators=(",", ":"))
+        reasoning = "Answer with the JSON object only."
+    if "content" in completion and kind != "json":
+        expect["content"] = completion["content"]
+    elif kind == "json":
+        expect["json"] = json.loads(completion["content"])
+    if mode != "off":
+        completion["reasoning_content"] = reasoning
+    req["messages"] = msgs
+    return {"kind": kind, "request": req, "completion": completion, "expect": expect}
+
+
+def generate(n, seed, heldout):
+    rng = random.Random(f"{seed}-{'heldout' if heldout else 'train'}")
+    g = Gen(rng, heldout)
+    kinds, weights = zip(*KINDS)
+    return [build(g, rng.choices(kinds, weights)[0]) for _ in range(n)]
+
+
+def render(k3, model, records, path):
+    """Pipes the records through `k3 render`; writes the ids file; returns the token counts."""
+    lines = "".join(json.dumps({"request": x["request"], "completion": x["completion"]}) + "\n" for x in records)
+    out = subprocess.run([k3, "render", "--model", model], input=lines, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"k3 render failed: {out.stderr.strip()}")
+    with open(path, "w") as f:
+        f.write(out.stdout)
+    rows = [json.loads(x) for x in out.stdout.splitlines()]
+    assert len(rows) == len(records)
+    return [(len(x["prompt_ids"]), len(x["completion_ids"])) for x in rows]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--k3", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--model", default=None, help="tokenizer / chat-format folder (default: the demo's)")
+    ap.add_argument("--train", type=int, default=20000)
+    ap.add_argument("--heldout", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    model = args.model or os.path.join(args.out, "demo")
+    if not args.model:
+        subprocess.run([args.k3, "render", "--write-demo", model], check=True)
+    for split, n in (("train", args.train), ("heldout", args.heldout)):
+        records = generate(n, args.seed, split == "heldout")
+        with open(os.path.join(args.out, f"{split}.jsonl"), "w") as f:
+            f.writelines(json.dumps(x) + "\n" for x in records)
+        counts = render(args.k3, model, records, os.path.join(args.out, f"{split}.ids.jsonl"))
+        p = sum(c[0] for c in counts) / n
+        c = sum(c[1] for c in counts) / n
+        print(f"{split}: {n} conversations, mean {p:.0f} prompt + {c:.0f} completion tokens, "
+              f"{sum(a + b for a, b in counts)} tokens in all, max {max(a + b for a, b in counts)}")
+
+
+if __name__ == "__main__":
+    main()

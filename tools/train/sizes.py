@@ -1,0 +1,11 @@
+"""The shape of the demo model (a few million parameters; trains on 2 CPU cores).  The
+vocabulary size and special ids come from the tokenizer the data was rendered with."""
+
+
+def tiny_sizes():
+    """K3's layer pattern at toy width: 6 layers (1-based 4 and 6 MLA, the rest KDA, as K3 ends
+    on two MLA layers), a dense first layer, 8 routed experts top-2 in a 96-wide latent (MXFP4
+    needs multiples of 32 on expert inputs), 1 shared expert, AttnRes blocks of 2 layers."""
+    return dict(hidden=192, layers=6, kda_heads=6, head_dim=32, mla_heads=4, q_lora=96, kv_lora=64,
+                nope=32, rope=16, v_dim=32, dense_inter=512, experts=8, top_k=2, moe_inter=128,
+                latent=96, shared=1, attn_res_block=2)

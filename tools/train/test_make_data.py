@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Checks of the demo model's data generator (make_data.py).
+
+    /usr/bin/python3 tools/train/test_make_data.py [--k3 build/release/apps/k3/k3 --work DIR]
+
+Without --k3: the generator is deterministic for a seed; held-out records use no training entity
+pool member that training records use, and training records no held-out entity; tool-call
+arguments are taken from the user's words; every kind and the three thinking modes occur.
+With --k3: make_data.py renders a small set through `k3 render`; every completion ends with the
+demo's <|end_of_msg|>, thinking completions close the think channel first, and prompt + completion
+detokenize to text holding the user's words and the called tool's name.
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import data_pools as P  # noqa: E402
+import make_data  # noqa: E402
+
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def words_of(record):
+    text = " ".join(m["content"] for m in record["request"]["messages"] if m["role"] == "user")
+    return text, set(re.findall(r"[A-Za-z]+", text))
+
+
+def pure_checks():
+    train, held = make_data.generate(3000, 0, False), make_data.generate(600, 0, True)
+    check(train[:50] == make_data.generate(50, 0, False), "same seed, same records")
+    check(train[:50] != make_data.generate(50, 1, False), "another seed, other records")
+    for pool in (P.CITIES, P.NAMES, P.SYMBOLS, P.SURNAMES, P.PRODUCTS):
+        held_only, train_only = set(P.split(pool, True)), set(P.split(pool, False))
+        leaked = [w for r in train for w in words_of(r)[1] & held_only]
+        check(not leaked, f"training records use held-out entities {sorted(set(leaked))[:5]}")
+        seen = [w for r in held for w in words_of(r)[1] & train_only]
+        check(not seen, f"held-out records use training entities {sorted(set(seen))[:5]}")
+    bad = []
+    for r in train + held:
+        text = words_of(r)[0]
+        for call in r["expect"].get("tool_calls", []):
+            for k, v in call["arguments"].items():
+                if k in ("city", "origin", "destination", "symbol", "text", "time", "from", "to") and \
+                        call["name"] != "send_email" and str(v) not in text:
+                    bad.append((call["name"], k, v))
+                if k == "amount" and str(v) not in text:
+                    bad.append((call["name"], k, v))
+    check(not bad, f"arguments not in the user's words: {bad[:3]}")
+    kinds = collections.Counter(r["kind"] for r in train)
+    check(set(kinds) == {k for k, _ in make_data.KINDS}, f"every kind occurs: {dict(kinds)}")
+    modes = collections.Counter("off" if "thinking" in r["request"] else r["request"].get("reasoning_effort", "max")
+                                for r in train)
+    check(set(modes) == {"off", "low", "high", "max"}, f"every thinking mode occurs: {dict(modes)}")
+    print(f"generator: {len(train)} training and {len(held)} held-out records, kinds {dict(kinds)}")
+
+
+def render_checks(k3, work):
+    out = os.path.join(work, "data")
+    subprocess.run([sys.executable, os.path.join(HERE, "make_data.py"), "--k3", k3, "--out", out,
+                    "--train", "60", "--heldout", "20"], check=True)
+    with open(os.path.join(out, "demo", "config.json")) as f:
+        eos = json.load(f)["text_config"]["eos_token_id"]
+    for split in ("train", "heldout"):
+        records = [json.loads(x) for x in open(os.path.join(out, f"{split}.jsonl"))]
+        ids = [json.loads(x) for x in open(os.path.join(out, f"{split}.ids.jsonl"))]
+        check(len(records) == len(ids), f"{split}: one ids line per record")
+        lines = "".join(json.dumps(x["prompt_ids"] + x["completion_ids"]) + "\n" for x in ids)
+        texts = subprocess.run([k3, "detokenize", "--model", os.path.join(out, "demo"), "--jsonl"], input=lines,
+                               check=True, capture_output=True, text=True).stdout.splitlines()
+        for r, x, text in zip(records, ids, map(json.loads, texts)):
+            check(x["completion_ids"][-1] == eos, f"{split}: completion ends with <|end_of_msg|>")
+            last_user = [m["content"] for m in r["request"]["messages"] if m["role"] == "user"][-1]
+            check(last_user in text, f"{split}: the user's words are in the prompt")
+            for call in r["expect"].get("tool_calls", []):
+                check(f'<|open|>call tool="{call["name"]}"' in text, f"{split}: the tool call is rendered")
+            completion = text[-200:]
+            if "reasoning_content" in r["completion"]:
+                check("<|close|>think<|sep|>" in text, f"{split}: the think channel is closed")
+            check(completion.endswith("<|close|>message<|sep|><|end_of_msg|>"), f"{split}: message closed")
+    print(f"render: {out} rendered and decoded back")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--k3", default=None)
+    ap.add_argument("--work", default=None)
+    args = ap.parse_args()
+    pure_checks()
+    if args.k3:
+        render_checks(args.k3, args.work)
+    print("PASS" if not FAILURES else f"{len(FAILURES)} FAILURES")
+    sys.exit(1 if FAILURES else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Trains the demo K3 on make_data.py's conversations and exports it in the HF layout `k3` loads.
+
+    nice -n 19 /usr/bin/python3 tools/train/train.py --data DATA_DIR --out CKPT_DIR \
+        [--steps 3000] [--minutes 60] [--threads 2] [--seed 0] [--qat-from 0.8]
+
+Seeded end to end (data order, initialisation); float32 AdamW with warmup + cosine decay, gradient
+clipping.  The loss is next-token cross-entropy over every position, the completion's tokens
+(what the model must generate) weighted 1 and the prompt's --prompt-weight.  MoE balance: K3's
+auxiliary-loss-free router bias update (after each step every layer's e_score_correction_bias
+moves by --bias-rate towards equal expert loads, DeepSeek-V3 §2.1.2) plus an optional small
+sequence-level balance loss (--aux-loss).  From --qat-from (a fraction of the steps) the routed
+experts train through MXFP4 fake quantisation (straight-through), so the exported MXFP4 experts are
+the weights the last steps saw; the log reports the held-out loss with exact and MXFP4 experts.
+Writes CKPT_DIR (config.json, model.safetensors, tokenizer files, generation_config.json) and
+CKPT_DIR.log.jsonl (one JSON line per logged step) and CKPT_DIR.train_state.pt (weights and
+optimizer, for resuming).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import checkpoint  # noqa: E402
+from model import K3Model, init_weights  # noqa: E402
+from sizes import tiny_sizes  # noqa: E402
+
+
+def load_split(path, max_len):
+    """-> list of (ids, n_prompt) with len(ids) <= max_len (longer conversations dropped)."""
+    rows, dropped = [], 0
+    with open(path) as f:
+        for line in f:
+            x = json.loads(line)
+            ids = x["prompt_ids"] + x["completion_ids"]
+            if len(ids) > max_len:
+                dropped += 1
+                continue
+            rows.append((ids, len(x["prompt_ids"])))
+    return rows, dropped
+
+
+def batches(rows, batch_tokens, rng):
+    """Endless batches of similar lengths: shuffle, sort groups of 64 by length, cut each group
+    into batches whose padded size B * T_max stays within batch_tokens."""
+    while True:
+        order = list(range(len(rows)))
+        rng.shuffle(order)
+        out = []
+        for g in range(0, len(order), 64):
+            group = sorted(order[g:g + 64], key=lambda i: len(rows[i][0]))
+            cur = []
+            for i in group:
+                if cur and (len(cur) + 1) * len(rows[i][0]) > batch_tokens:
+                    out.append(cur)
+                    cur = []
+                cur.append(i)
+            out.append(cur)
+        rng.shuffle(out)
+        for b in out:
+            yield [rows[i] for i in b]
+
+
+def tensors(batch, pad_id, prompt_weight):
+    """-> ids [B,T], targets [B,T], weights [B,T] (0 on padding), valid [B,T]."""
+    t = max(len(ids) for ids, _ in batch)
+    ids = torch.full((len(batch), t), pad_id, dtype=torch.long)
+    w = torch.zeros(len(batch), t)
+    for b, (seq, n_prompt) in enumerate(batch):
+        ids[b, :len(seq)] = torch.tensor(seq)
+        w[b, :len(seq) - 1] = prompt_weight
+        w[b, n_prompt - 1:len(seq) - 1] = 1.0  # targets n_prompt.. are the completion
+    targets = torch.cat([ids[:, 1:], torch.full((len(batch), 1), pad_id, dtype=torch.long)], 1)
+    valid = torch.zeros(len(batch), t, dtype=torch.bool)
+    for b, (seq, _) in enumerate(batch):
+        valid[b, :len(seq)] = True
+    return ids, targets, w, valid
+
+
+def loss_of(model, batch, pad_id, prompt_weight, aux):
+    ids, targets, w, valid = tensors(batch, pad_id, prompt_weight)
+    logits = model(ids, valid)
+    ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                                           reduction="none").reshape(w.shape)
+    loss = (ce * w).sum() / w.sum()
+    completion = (w == 1.0)
+    comp = (ce * completion).sum() / completion.sum()
+    bal = torch.zeros(())
+    for moe in model.moe_layers():  # f_e * P_e, f normalised to 1 under perfect balance
+        f = moe.load * moe.load.numel() / moe.load.sum()
+        bal = bal + (f.detach() * moe.mean_score).sum()
+    return loss + aux * bal, loss.detach(), comp.detach(), int(valid.sum())
+
+
+@torch.no_grad()
+def evaluate(model, rows, pad_id, batch_tokens, qat):
+    """Mean completion-token loss over rows (MXFP4 experts when qat)."""
+    for moe in model.moe_layers():
+        moe.qat = qat
+    model.eval()
+    total, count = 0.0, 0
+    it = batches(rows, batch_tokens, random.Random(0))
+    seen = 0
+    while seen < len(rows):
+        b = next(it)
+        seen += len(b)
+        _, _, comp, _ = loss_of(model, b, pad_id, 0.0, 0.0)
+        n = sum(len(ids) - p for ids, p in b)
+        total, count = total + float(comp) * n, count + n
+    model.train()
+    return total / count
+
+
+def update_router_bias(model, rate):
+    """Aux-loss-free balancing: raise the bias of under-loaded experts, lower over-loaded ones."""
+    loads = []
+    for moe in model.moe_layers():
+        load = moe.load
+        moe.gate.e_score_correction_bias += rate * torch.sign(load.mean() - load)
+        loads.append(round(float(load.max() / load.mean()), 2))
+    return loads
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tokenizer", default=None, help="tokenizer folder (default DATA/demo)")
+    ap.add_argument("--sizes", default="{}", help="JSON overriding sizes.tiny_sizes()")
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--minutes", type=float, default=0, help="stop (and export) after this wall time")
+    ap.add_argument("--batch-tokens", type=int, default=4096)
+    ap.add_argument("--max-len", type=int, default=2048)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--weight-decay", type=float, default=0.1)
+    ap.add_argument("--prompt-weight", type=float, default=0.2)
+    ap.add_argument("--bias-rate", type=float, default=1e-3)
+    ap.add_argument("--aux-loss", type=float, default=1e-3)
+    ap.add_argument("--qat-from", type=float, default=0.8)
+    ap.add_argument("--kda-chunk", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--resume", default=None, help="a CKPT.train_state.pt to continue from (same --steps)")
+    ap.add_argument("--log-every", type=int, default=10)
+    ap.add_argument("--eval-every", type=int, default=0)
+    ap.add_argument("--eval-rows", type=int, default=200)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    tok_dir = args.tokenizer or os.path.join(args.data, "demo")
+    with open(os.path.join(tok_dir, "config.json")) as f:
+        tok_cfg = json.load(f)["text_config"]
+    sizes = dict(tiny_sizes(), **json.loads(args.sizes), vocab=tok_cfg["vocab_size"], bos=tok_cfg["bos_token_id"],
+                 eos=tok_cfg["eos_token_id"], pad=tok_cfg["pad_token_id"])
+    top = checkpoint.make_config(sizes)
+    model = K3Model(top["text_config"])
+    init_weights(model, args.seed)
+    model.set_kda("chunked", args.kda_chunk)
+    n_params = sum(p.numel() for p in model.parameters())
+    train, dropped = load_split(os.path.join(args.data, "train.ids.jsonl"), args.max_len)
+    held, _ = load_split(os.path.join(args.data, "heldout.ids.jsonl"), args.max_len)
+    held = held[:args.eval_rows]
+    print(f"{n_params} parameters; {len(train)} training conversations ({dropped} longer than {args.max_len} "
+          f"dropped), {len(held)} held-out", flush=True)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed" not in n]
+    other = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "embed" not in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
+                             {"params": other, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
+    sched = lambda s: min(1.0, (s + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s / args.steps)))
+    first = 0
+    if args.resume:  # weights, optimizer and step; the data order restarts from a step-derived seed
+        state = torch.load(args.resume)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        first = state["step"]
+    it = batches(train, args.batch_tokens, random.Random(f"{args.seed}-{first}"))
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    log = open(args.out + ".log.jsonl", "w")
+    start, tokens = time.time(), 0
+    for step in range(first, args.steps):
+        qat = step >= int(args.qat_from * args.steps)
+        for moe in model.moe_layers():
+            moe.qat = qat
+        for g in opt.param_groups:
+            g["lr"] = args.lr * sched(step)
+        loss, plain, comp, n_tok = loss_of(model, next(it), sizes["pad"], args.prompt_weight, args.aux_loss)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        gnorm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
+        opt.step()
+        with torch.no_grad():
+            loads = update_router_bias(model, args.bias_rate)
+        tokens += n_tok
+        elapsed = time.time() - start
+        last = step == args.steps - 1 or (args.minutes and elapsed > args.minutes * 60)
+        if step % args.log_every == 0 or last:
+            rec = {"step": step, "loss": round(float(plain), 4), "completion_loss": round(float(comp), 4),
+                   "lr": round(args.lr * sched(step), 6), "grad_norm": round(gnorm, 3), "qat": qat,
+                   "max_load_over_mean": loads, "tokens": tokens, "s_per_step": round(elapsed / (step + 1 - first), 3),
+                   "tokens_per_s": round(tokens / elapsed)}
+            if args.eval_every and (step % args.eval_every == 0 or last):
+                rec["heldout_completion_loss"] = round(evaluate(model, held, sizes["pad"], args.batch_tokens, qat), 4)
+            print(json.dumps(rec), flush=True)
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+        if last:
+            break
+    exact = evaluate(model, held, sizes["pad"], args.batch_tokens, False)
+    quant = evaluate(model, held, sizes["pad"], args.batch_tokens, True)
+    summary = {"final": True, "steps": step + 1, "minutes": round((time.time() - start) / 60, 2),
+               "heldout_completion_loss_exact": round(exact, 4), "heldout_completion_loss_mxfp4": round(quant, 4),
+               "parameters": n_params}
+    print(json.dumps(summary), flush=True)
+    log.write(json.dumps(summary) + "\n")
+    checkpoint.export(model, args.out, top, tokenizer_dir=tok_dir)
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step + 1, "args": vars(args)},
+               args.out + ".train_state.pt")
+    print(f"exported {args.out}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
