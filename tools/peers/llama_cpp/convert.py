@@ -11,7 +11,9 @@ unchanged; this wrapper only supplies what it imports and Debian does not packag
 * torch: Debian's python3-torch is 1.13, which has no float8 dtypes; the converter names them in a
   class-level table. They are aliased to uint8 before the import. No FP8 tensor reaches the
   converter: FP8-block checkpoints (K2) are dequantized to BF16 here first (reference/formats.py),
-  then llama.cpp quantizes them to Q8_0, the format llama.cpp users run K2 in.
+  then llama.cpp quantizes them to Q8_0, the format llama.cpp users run K2 in. INT4 experts
+  (K2-Thinking / K2.5) go through the converter's own dequantization to F16 (eagerly: its lazy
+  path needs torch 2), then llama.cpp's llama-quantize makes the experts Q4_0 and the rest BF16.
 
 The benchmark checkpoints have a 32768-entry vocabulary and no tokenizer files, so a staging folder
 links the checkpoint's files and adds the first 32512 ranks of Kimi's tiktoken.model (a BPE
@@ -19,12 +21,13 @@ vocabulary truncated by rank stays closed under its merges) with the 256 special
 ids 32512..32767. Token identity does not matter to a speed benchmark; the shapes do.
 
 Usage: /usr/bin/python3 tools/peers/llama_cpp/convert.py --llama-cpp DIR --model CKPT --out F.gguf
-       [--outtype auto|bf16|q8_0] [--kimi-tokenizer DIR] [--k3 PATH]
+       [--outtype auto|bf16|q8_0|q4_0-experts] [--kimi-tokenizer DIR] [--k3 PATH]
 """
 import argparse
 import json
 import os
 import runpy
+import subprocess
 import sys
 import tempfile
 
@@ -104,10 +107,34 @@ def stage(model, staging, args):
     return config
 
 
+def is_int4_experts(config):
+    q = text_config(config).get("quantization_config") or config.get("quantization_config") or {}
+    return q.get("format") == "pack-quantized"
+
+
 def outtype_for(config, requested):
+    """auto: what llama.cpp users run each published format as: Q8_0 for FP8 blocks (K2), BF16
+    dense with Q4_0 routed experts for INT4 experts (K2-Thinking / K2.5), else BF16."""
     if requested != "auto":
         return requested
-    return "q8_0" if is_fp8_blocks(config) else "bf16"
+    if is_fp8_blocks(config):
+        return "q8_0"
+    return "q4_0-experts" if is_int4_experts(config) else "bf16"
+
+
+def quantize_experts_q4_0(llama_cpp, f16_gguf, out):
+    """llama.cpp's converter dequantizes INT4 experts; its llama-quantize makes the routed experts
+    Q4_0 again (group 32, one F16 scale: the INT4 grid when a group's extreme is -8 * scale) and
+    the rest BF16 (exact from the F16 copy for weights inside F16's range)."""
+    binary = next((p for p in (os.path.join(llama_cpp, "build", "bin", "llama-quantize"),
+                               os.path.join(llama_cpp, "bin", "llama-quantize"))
+                   if os.path.isfile(p)), None)
+    if binary is None:
+        sys.exit(f"no llama-quantize under {llama_cpp}: build it (--target llama-quantize)")
+    # Per-tensor overrides apply only under a quantized file type, so the base is Q8_0 and every
+    # tensor is named: the first matching pattern wins.
+    types = ["--tensor-type", "_exps=q4_0", "--tensor-type", "weight=bf16"]
+    subprocess.run([binary, "--pure", *types, f16_gguf, out, "Q8_0"], check=True)
 
 
 def main():
@@ -115,7 +142,9 @@ def main():
     parser.add_argument("--llama-cpp", required=True, help="llama.cpp source folder")
     parser.add_argument("--model", required=True, help="HF-format checkpoint folder")
     parser.add_argument("--out", required=True, help="GGUF file to write")
-    parser.add_argument("--outtype", default="auto", help="auto (q8_0 for FP8 blocks, else bf16)")
+    parser.add_argument("--outtype", default="auto",
+                        help="auto (q8_0 for FP8 blocks, q4_0-experts for INT4 experts, else "
+                             "bf16), bf16, q8_0, q4_0-experts")
     parser.add_argument("--kimi-tokenizer", default=os.path.join(
         os.environ.get("K3_SHARED_DIR", os.path.join(REPO, "..", "shared")), "kimi", "k3"))
     parser.add_argument("--k3", default=os.path.join(REPO, "build", "release", "apps", "k3", "k3"))
@@ -130,9 +159,16 @@ def main():
         sys.path.insert(0, os.path.join(args.llama_cpp, "gguf-py"))
         sys.path.insert(0, args.llama_cpp)
         tmp_out = args.out + ".partial"
+        outtype = outtype_for(config, args.outtype)
         sys.argv = [converter, staging, "--outfile", tmp_out,
-                    "--outtype", outtype_for(config, args.outtype)]
+                    "--outtype", "f16" if outtype == "q4_0-experts" else outtype]
+        if outtype == "q4_0-experts":
+            # Its lazy INT4 dequantization mixes meta and CPU tensors, which torch 1.13 refuses.
+            sys.argv.append("--no-lazy")
         runpy.run_path(converter, run_name="__main__")
+        if outtype == "q4_0-experts":
+            quantize_experts_q4_0(args.llama_cpp, tmp_out, tmp_out + ".q4")
+            os.replace(tmp_out + ".q4", tmp_out)
         os.replace(tmp_out, args.out)
 
 
