@@ -12,6 +12,7 @@ packages=(
   universal-ctags                          # tools/check_sizes.py: function lengths
   python3-numpy                            # reference/: the float64 model reference
   python3-torch                            # tools/train/: the demo model's training code (tests)
+  libopenblas0-serial                      # torch's system BLAS: ~15x netlib's fp32 GEMM here
   python3-jsonschema                       # tests/structured: the independent schema validator
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   nlohmann-json3-dev libcli11-dev          # JSON, command line
