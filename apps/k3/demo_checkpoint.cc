@@ -5,14 +5,16 @@
 
 namespace k3::app {
 
-std::filesystem::path DefaultDemoDir() {
+model::testing::DemoDirEnvironment DemoEnvironment() {
   model::testing::DemoDirEnvironment env;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME")) env.xdg_cache_home = xdg;
   if (const char* home = std::getenv("HOME")) env.home = home;
   std::error_code ec;
   env.temp = std::filesystem::temp_directory_path(ec);
   if (ec) env.temp = "/tmp";
-  return model::testing::DemoCacheDir(env);
+  return env;
 }
+
+std::filesystem::path DefaultDemoDir() { return model::testing::DemoCacheDir(DemoEnvironment()); }
 
 }  // namespace k3::app

@@ -13,4 +13,7 @@ namespace k3::app {
 // cache folder cannot be created.
 std::filesystem::path DefaultDemoDir();
 
+// This process's XDG_CACHE_HOME, HOME and temp directory.
+model::testing::DemoDirEnvironment DemoEnvironment();
+
 }  // namespace k3::app

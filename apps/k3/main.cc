@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     commands[sub] = add_fn(*sub);
   };
   add("serve",
-      "OpenAI / Anthropic compatible HTTP server (no --model: the embedded demo checkpoint)",
+      "OpenAI / Anthropic compatible HTTP server (no --model: the embedded trained demo model)",
       k3::app::AddServeCommand);
   add("tokenize", "Text on stdin -> token ids on stdout (Kimi tiktoken BPE)",
       k3::app::AddTokenizeCommand);

@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "apps/k3/commands.h"
-#include "apps/k3/demo_checkpoint.h"
 #include "apps/k3/http_flags.h"
 #include "apps/k3/shutdown_signals.h"
+#include "apps/k3/trained_demo.h"
 #include "base/log.h"
 #include "gateway/gateway.h"
 #include "http/server.h"
@@ -56,8 +56,8 @@ int RouteServe(const RouteServeFlags& f) {
   if (!policy.ok()) return fail(policy.status());
   std::string dir = f.model;
   if (dir.empty()) {
-    dir = DefaultDemoDir().string();
-    if (auto s = model::testing::WriteDemoCheckpoint(dir); !s.ok()) return fail(s);
+    dir = DefaultTrainedDemoDir().string();  // the replicas' default (k3 serve)
+    if (auto s = WriteTrainedDemo(dir); !s.ok()) return fail(s);
   }
   auto tokenizer = text::Tokenizer::FromKimiDirectory(dir);
   if (!tokenizer.ok()) return fail(tokenizer.status());
@@ -113,7 +113,7 @@ CommandFn AddRouteServeOptions(CLI::App& app) {
                  "repeat for more. Workers may also register themselves (k3 serve --register)");
   app.add_option("--model", f->model,
                  "Checkpoint folder whose tokenizer and chat format the workers serve (no weights "
-                 "are read); default: the embedded demo checkpoint");
+                 "are read); default: the embedded trained demo model");
   app.add_option("--policy", f->policy,
                  "kv | round-robin | random | least-loaded | session | dynamo")
       ->capture_default_str();

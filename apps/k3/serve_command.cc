@@ -1,5 +1,5 @@
 // k3 serve: the OpenAI / Anthropic compatible HTTP server on one checkpoint folder (or, without
-// --model, on the embedded demo checkpoint it writes itself).
+// --model, on the embedded trained demo model, apps/k3/trained_demo.h).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -7,11 +7,11 @@
 #include "api/service.h"
 #include "api/thinking_signature.h"
 #include "apps/k3/commands.h"
-#include "apps/k3/demo_checkpoint.h"
 #include "apps/k3/engine_flags.h"
 #include "apps/k3/http_flags.h"
 #include "apps/k3/numa_flag.h"
 #include "apps/k3/shutdown_signals.h"
+#include "apps/k3/trained_demo.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "engine/engine.h"
@@ -55,9 +55,10 @@ struct ServeFlags {
 
 base::Result<std::string> ResolveModelDir(const ServeFlags& f) {
   if (!f.model.empty()) return f.model;
-  const auto dir = DefaultDemoDir();
-  K3_LOG(kInfo) << "no --model: using the embedded demo checkpoint in " << dir.string();
-  K3_RETURN_IF_ERROR(model::testing::WriteDemoCheckpoint(dir));
+  const auto dir = DefaultTrainedDemoDir();
+  K3_LOG(kInfo) << "no --model: serving the embedded trained demo model (models/k3-demo) from "
+                << dir.string();
+  K3_RETURN_IF_ERROR(WriteTrainedDemo(dir));
   return dir.string();
 }
 
@@ -245,7 +246,8 @@ CommandFn AddServeCommand(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   app.add_option("--model", f->model,
                  "HF checkpoint folder (config.json, safetensors, tiktoken.model, "
-                 "tokenizer_config.json); default: the embedded demo checkpoint");
+                 "tokenizer_config.json); default: the embedded trained demo model "
+                 "(models/k3-demo, a tiny K3)");
   app.add_option("--served-model-name", f->served_model_name,
                  "Model id in the API (default: the folder name, or k3-demo)");
   app.add_option("--host", f->host, "Address to listen on")->capture_default_str();

@@ -52,7 +52,9 @@ process.on('exit', () => {
 // Starts `k3 serve` on a free port and resolves once it prints its address. The demo checkpoint
 // goes to WORK/cache (XDG_CACHE_HOME), the server's stderr to WORK/NAME.log.
 // `command: 'route'` starts `k3 route --listen 127.0.0.1:0 ARGS` (the router) the same way.
-export async function startServer({ k3, work, name, args = [], startTimeoutMs = 120000, command = 'serve' }) {
+// `scripted: false` leaves out --scripted-output (the tests that judge what the model writes).
+export async function startServer({ k3, work, name, args = [], startTimeoutMs = 120000, command = 'serve',
+                                    scripted = true }) {
   fs.mkdirSync(work, { recursive: true });
   const log = path.join(work, `${name}.log`);
   const logStream = fs.createWriteStream(log);
@@ -60,7 +62,7 @@ export async function startServer({ k3, work, name, args = [], startTimeoutMs = 
   const argv =
     command === 'route'
       ? ['route', '--listen', '127.0.0.1:0', ...args]
-      : ['serve', '--port', '0', '--scripted-output', ...defaults, ...args];
+      : ['serve', '--port', '0', ...(scripted ? ['--scripted-output'] : []), ...defaults, ...args];
   const child = spawn(k3, argv, {
     env: { ...process.env, XDG_CACHE_HOME: path.join(work, 'cache') },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -114,3 +114,23 @@ SYSTEM_PROMPTS = ["You are a helpful assistant.", "You are a concise assistant. 
                   "Be friendly and precise.", "You help users plan trips and manage their day.",
                   "Answer in one sentence when you can.", "You are a careful assistant.",
                   "Keep answers short and correct."]
+
+# Second-turn requests that lean on the first turn's city ("there"), for the followup kind; the
+# last two of each list are held out.
+FOLLOW_UP = {
+    "get_time": ["And what time is it there?", "What's the local time there now?", "And the time there?",
+                 "What time is it over there?", "Also check the time there.", "Now the local time there, please.",
+                 "How late is it there right now?", "And the clock there?"],
+    "get_weather": ["And the weather there on {date_text}?", "What about the weather there on {date_text}?",
+                    "Will it be nice there on {date_text}?", "How about the forecast there for {date_text}?",
+                    "Check the weather there for {date_text} too.", "And the forecast there, {date_text}?",
+                    "What weather should I expect there on {date_text}?", "Is rain likely there on {date_text}?"],
+    "book_table": ["Book a table there for {people} on {date_text} at {time}.",
+                   "Then reserve a table there for {people}, {date_text} at {time}.",
+                   "Get us a table there: {people} people, {date_text}, {time}.",
+                   "Also book dinner there for {people} on {date_text} at {time}.",
+                   "Please reserve there for {people} on {date_text}, {time}.",
+                   "Great, a table there for {people} on {date_text} at {time}.",
+                   "Could you book {people} seats there on {date_text} at {time}?",
+                   "Now a restaurant there, {people} guests, {date_text} at {time}."],
+}

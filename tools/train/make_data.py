@@ -12,7 +12,8 @@ Without --model the demo checkpoint's tokenizer is used (written to DIR/demo by 
 --write-demo`).  Held-out records draw entities and phrasings the training records never use
 (data_pools.py).  Kinds: call (tool calls from the user's words), answer (a tool result turned into
 the reply), multi (two tools in one turn), no_tool (tools declared, none needed), chat (plain short
-answers, some multi-turn), json (response_format json_object / json_schema).
+answers, some multi-turn), json (response_format json_object / json_schema), followup (a finished
+tool turn, then a second request whose call takes the first turn's city: "And the time there?").
 """
 import argparse
 import json
@@ -23,7 +24,7 @@ import sys
 
 import data_pools as P
 
-KINDS = [("call", 30), ("answer", 20), ("multi", 12), ("no_tool", 10), ("chat", 14), ("json", 14)]
+KINDS = [("call", 30), ("answer", 20), ("multi", 12), ("followup", 12), ("no_tool", 10), ("chat", 14), ("json", 14)]
 INTENTS = list(P.ASK)
 
 
@@ -75,6 +76,17 @@ class Gen:
             a = {"text": self.pick(P.REMINDER_TEXTS), "date": a["date"], "time": self.time()}
         slots = dict(a, **s)
         return self.phrase(P.ASK[intent]).format(**slots), a
+
+    def follow_up(self, intent, city):
+        """-> (user text, arguments dict) of a second-turn request about the first turn's city."""
+        _, a = self.call(intent)
+        a["city"] = city
+        date_text = None
+        if "date" in a:  # a fresh date, its wording and ISO form together
+            a["date"], date_text = self.date()
+        text = self.phrase(P.FOLLOW_UP[intent]).format(date_text=date_text, people=a.get("people"),
+                                                       time=a.get("time"))
+        return text, a
 
     def result(self, intent, a):
         r = self.rng
@@ -171,9 +183,20 @@ class Gen:
         return q, {"type": "json_object"}, {"product": prod, "quantity": qty}
 
 
-def tool_calls_of(calls):
-    return [{"id": f"call_{i + 1}", "type": "function",
+def tool_calls_of(calls, first=1):
+    return [{"id": f"call_{i + first}", "type": "function",
              "function": {"name": n, "arguments": json.dumps(a, separators=(",", ":"))}} for i, (n, a) in enumerate(calls)]
+
+
+def first_tool_turn(g, intent, msgs):
+    """Appends a finished tool turn (ask, call, result, answer) to msgs; -> the call's arguments."""
+    u, a = g.call(intent)
+    res = g.result(intent, a)
+    msgs += [{"role": "user", "content": u},
+             {"role": "assistant", "content": "", "tool_calls": tool_calls_of([(intent, a)])},
+             {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(res)},
+             {"role": "assistant", "content": g.answer(intent, a, res)}]
+    return a
 
 
 def build(g, kind):
@@ -191,8 +214,11 @@ def build(g, kind):
             q, a, _ = g.chat_pair()
             msgs += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
     intents = r.sample(INTENTS, 2 if kind == "multi" else 1)
-    if kind in ("call", "answer", "multi", "no_tool"):
-        names = set(intents) | set(r.sample(INTENTS, r.randint(0, 2)))
+    if kind == "followup":
+        intents = []
+    if kind in ("call", "answer", "multi", "no_tool", "followup"):
+        names = set(intents) | (set(P.FOLLOW_UP) if kind == "followup" else set())
+        names |= set(intents) | set(r.sample(INTENTS, r.randint(0, 2)))
         req["tools"] = [P.TOOLS[n] for n in sorted(names, key=lambda n: r.random())]
     completion, expect, reasoning = {"role": "assistant"}, {}, ""
     if kind in ("call", "answer", "multi"):
@@ -210,6 +236,14 @@ def build(g, kind):
                 msgs.append({"role": "tool", "tool_call_id": f"call_{i + 1}", "content": json.dumps(res)})
             completion["content"] = " ".join(g.answer(n, a, res) for (n, a), res in zip(calls, results))
             reasoning = "The tool results answer the question."
+    elif kind == "followup":
+        first, second = r.sample(sorted(P.FOLLOW_UP), 2)
+        a = first_tool_turn(g, first, msgs)
+        q, a2 = g.follow_up(second, a["city"])
+        msgs.append({"role": "user", "content": q})
+        completion["tool_calls"] = tool_calls_of([(second, a2)], first=2)
+        expect["tool_calls"] = [{"name": second, "arguments": a2}]
+        reasoning = f"\"There\" is {a['city']} from before. I should call {second} with {json.dumps(a2)}."
     elif kind in ("chat", "no_tool"):
         q, completion["content"], reasoning = g.chat_pair()
         msgs.append({"role": "user", "content": q})

@@ -3,13 +3,15 @@
 
     /usr/bin/python3 tools/train/test_parity.py --work DIR [--k3 build/release/apps/k3/k3]
 
-Two checkpoints:
+Three checkpoints:
   ref     reference/make_checkpoint.py --family k3 --seed 1 (6 layers, 16 experts top-4, MXFP4);
           read by checkpoint.load, so this checks model.py's forward against kimi_ref.py on weights
           model.py did not write.
   export  a model.py model of the training shape (tiny_sizes() with the demo's 1024-token
           vocabulary), randomly initialised (init_weights parity=True) and written by
           checkpoint.export with MXFP4 experts; this checks the writer and the tensor names.
+  trained the committed demo model (models/k3-demo, or --trained DIR): the shipped weights, as
+          `k3 serve` runs them, give the reference's logits in model.py and in `k3 generate`.
 For each: (a) model.py in float64 (chunked KDA, chunk 16 and 5, and the recurrent form) gives the
 reference's prompt logits and greedy decode logits within 1e-9 of the largest |logit| and the same
 greedy tokens; (b) `k3 generate --ids --ignore-eos --kv-cache-dtype fp32` prints the same tokens
@@ -122,6 +124,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", required=True)
     ap.add_argument("--k3", default=None, help="the k3 binary (omit to skip the runtime check)")
+    ap.add_argument("--trained", default=os.path.join(ROOT, "models", "k3-demo"),
+                    help="the trained checkpoint to check ('' to skip)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     ref_dir = os.path.join(args.work, "ref_ckpt")
@@ -131,6 +135,8 @@ def main():
     failures = check_folder("ref", ref_dir, args.work, args.k3)
     folder, bad = export_case(args.work)
     failures += bad + check_folder("export", folder, args.work, args.k3)
+    if args.trained:
+        failures += check_folder("trained", args.trained, args.work, args.k3)
     for f in failures:
         print("FAIL:", f)
     print("PASS" if not failures else f"{len(failures)} FAILURES")

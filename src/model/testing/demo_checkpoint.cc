@@ -2,15 +2,13 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
+#include "base/staged_folder.h"
 #include "model/testing/bench_checkpoint.h"
 #include "model/testing/synthetic_checkpoint.h"
 #include "text/tokenizer/vocab_writer.h"
@@ -83,71 +81,33 @@ json DemoModelConfig(int first_special) {
   return config;
 }
 
-base::Status WriteTextFile(const fs::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) return base::Internal("cannot write " + path.string());
-  return base::Status::Ok();
-}
-
-base::Result<std::string> ReadTextFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return base::NotFound("cannot open " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using base::ReadFileBytes;
+using base::WriteFileBytes;
 
 // Writes every file of the demo, the marker included, into the empty folder `dir`.
 base::Status WriteAllFiles(const fs::path& dir) {
   const std::vector<std::string> tokens = text::TrainBpeVocabulary(kWords, kTargetMerges);
   const int first = static_cast<int>(tokens.size());
   K3_RETURN_IF_ERROR(WriteSyntheticCheckpoint(DemoModelConfig(first).dump(2) + "\n", dir));
-  K3_RETURN_IF_ERROR(WriteTextFile(dir / "tiktoken.model", text::TiktokenModelText(tokens)));
-  K3_RETURN_IF_ERROR(WriteTextFile(dir / "tokenizer_config.json",
-                                   text::K3TokenizerConfigJson(first, kMaxPosition)));
+  K3_RETURN_IF_ERROR(WriteFileBytes(dir / "tiktoken.model", text::TiktokenModelText(tokens)));
+  K3_RETURN_IF_ERROR(WriteFileBytes(dir / "tokenizer_config.json",
+                                    text::K3TokenizerConfigJson(first, kMaxPosition)));
   const json generation = {{"max_length", kMaxPosition},
                            {"eos_token_id", first + text::kK3EndOfMsgOffset}};
-  K3_RETURN_IF_ERROR(WriteTextFile(dir / "generation_config.json", generation.dump(2) + "\n"));
+  K3_RETURN_IF_ERROR(WriteFileBytes(dir / "generation_config.json", generation.dump(2) + "\n"));
   // The marker lists every file with its size; HasDemoCheckpoint checks them all.
   json files = json::object();
   for (const auto& entry : fs::directory_iterator(dir)) {
     files[entry.path().filename().string()] = entry.file_size();
   }
   const json marker = {{"version", kDemoCheckpointVersion}, {"files", files}};
-  return WriteTextFile(dir / kMarkerName, marker.dump(2) + "\n");
+  return WriteFileBytes(dir / kMarkerName, marker.dump(2) + "\n");
 }
-
-// Renames every file of `staging` into `dir`, the marker last: a reader that finds the marker
-// finds every other file complete. rename() replaces atomically, so a process that mapped an
-// older copy keeps its (identical) bytes.
-base::Status Publish(const fs::path& staging, const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(staging)) {
-    const fs::path name = entry.path().filename();
-    if (name == kMarkerName) continue;
-    fs::rename(entry.path(), dir / name, ec);
-    if (ec) return base::Internal("cannot move " + name.string() + " into " + dir.string());
-  }
-  fs::rename(staging / kMarkerName, dir / kMarkerName, ec);
-  if (ec) return base::Internal("cannot write " + (dir / kMarkerName).string());
-  return base::Status::Ok();
-}
-
-// Removes the staging folder however WriteDemoCheckpoint returns.
-struct RemoveOnExit {
-  fs::path path;
-  ~RemoveOnExit() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 }  // namespace
 
 bool HasDemoCheckpoint(const fs::path& dir) {
-  auto text = ReadTextFile(dir / kMarkerName);
+  auto text = ReadFileBytes(dir / kMarkerName);
   if (!text.ok()) return false;
   json marker = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!marker.is_object() || marker.value("version", -1) != kDemoCheckpointVersion ||
@@ -164,21 +124,14 @@ bool HasDemoCheckpoint(const fs::path& dir) {
 
 base::Status WriteDemoCheckpoint(const fs::path& dir) {
   if (HasDemoCheckpoint(dir)) return base::Status::Ok();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return base::Internal("cannot create " + dir.string() + ": " + ec.message());
-  // Unique per process and call: concurrent writers (two servers starting) never share a staging.
-  const auto nonce = std::chrono::steady_clock::now().time_since_epoch().count();
-  RemoveOnExit staging{dir /
-                       (".staging-" + std::to_string(getpid()) + "-" + std::to_string(nonce))};
-  fs::create_directory(staging.path, ec);
-  if (ec) return base::Internal("cannot create " + staging.path.string() + ": " + ec.message());
-  K3_RETURN_IF_ERROR(WriteAllFiles(staging.path));
-  return Publish(staging.path, dir);
+  return base::PublishStagedFolder(dir, kMarkerName, WriteAllFiles);
 }
 
 fs::path DemoCacheDir(const DemoDirEnvironment& env) {
-  const std::string leaf = "demo-v" + std::to_string(kDemoCheckpointVersion);
+  return CacheDirFor(env, "demo-v" + std::to_string(kDemoCheckpointVersion));
+}
+
+fs::path CacheDirFor(const DemoDirEnvironment& env, const std::string& leaf) {
   fs::path root;
   if (!env.xdg_cache_home.empty() && fs::path(env.xdg_cache_home).is_absolute()) {
     root = env.xdg_cache_home;

@@ -39,4 +39,7 @@ struct DemoDirEnvironment {
 // neither is set or the k3serve cache folder cannot be created or written. Creates that folder.
 std::filesystem::path DemoCacheDir(const DemoDirEnvironment& env);
 
+// The same choice of root for another cached folder: ROOT/k3serve/leaf (the trained demo's).
+std::filesystem::path CacheDirFor(const DemoDirEnvironment& env, const std::string& leaf);
+
 }  // namespace k3::model::testing
