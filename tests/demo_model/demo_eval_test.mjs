@@ -24,9 +24,12 @@ const MIN_GREEDY_AGREEMENT = 0.95;
 const MAX_TOKENS = 512;
 
 // --per-kind N: the first N held-out records of each category (0: all of them);
-// --concurrency C: requests in flight per run (the server batches them).
+// --concurrency C: requests in flight per run (the server batches them);
+// --model DIR: score a checkpoint folder instead of the embedded one (a candidate before it is
+// committed; served under the same name).
 const options = parseArgs(process.argv.slice(2), {
   k3: undefined, work: undefined, data: path.join(here, 'heldout.jsonl'), 'per-kind': '0', concurrency: '8',
+  model: '',
 });
 
 function loadRecords(file, perKind) {
@@ -142,7 +145,8 @@ async function main() {
   const records = loadRecords(options.data, Number(options['per-kind']));
   const sdk = loadClients();
   const work = path.resolve(options.work);
-  const server = await startServer({ k3: path.resolve(options.k3), work, name: 'demo-eval', scripted: false });
+  const model = options.model ? ['--model', path.resolve(options.model), '--served-model-name', 'k3-demo'] : [];
+  const server = await startServer({ k3: path.resolve(options.k3), work, name: 'demo-eval', scripted: false, args: model });
   const clients = {
     openai: new sdk.OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'sk-test', maxRetries: 0, timeout: 300000 }),
     anthropic: new sdk.Anthropic({ baseURL: server.url, apiKey: 'sk-ant-test', maxRetries: 0, timeout: 300000 }),

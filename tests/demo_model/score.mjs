@@ -29,14 +29,15 @@ export function categoryOf(record) {
 export const TARGETS = { tool_call: 0.9, no_tool: 0.9, tool_result: 0.8, multi_turn: 0.8, json_schema: 0.8 };
 
 // What the committed checkpoint must keep reaching in every run (the test fails below them): a
-// few points under its measured scores (models/k3-demo/README.md), so a regression of the
-// serving path or a worse checkpoint fails while sampling noise does not. The model picks the
-// right tools in the right form but does not yet copy the user's entities (`ok` of tool_call,
-// multi_turn and json_schema is 0): those floors are 0 until a checkpoint that copies lands.
-// A random-weight model fails every `form` floor.
+// few points under the lowest of its four runs (models/k3-demo/README.md; t=1 sampling moves
+// tool_call form by ~8 points between runs), so a regression of the serving path or a worse
+// checkpoint fails while sampling noise does not. The model copies numbers and dates but not yet
+// the user's words (city, name, ticker): `ok` of tool_call, multi_turn and json_schema stays near
+// 0 and has no floor until a checkpoint that copies lands. A random-weight model fails every
+// `form` floor.
 export const FLOORS = {
-  ok: { no_tool: 0.55, tool_result: 0.12 },
-  form: { tool_call: 0.55, multi_turn: 0.8, no_tool: 0.55, tool_result: 0.9, json_schema: 0.9, json_object: 0.9, chat: 0.8 },
+  ok: { no_tool: 0.85, tool_result: 0.4 },
+  form: { tool_call: 0.42, multi_turn: 0.72, no_tool: 0.85, tool_result: 0.9, json_schema: 0.9, json_object: 0.9, chat: 0.85 },
 };
 
 function typeOk(value, type) {

@@ -33,6 +33,9 @@ class Gen:
         self.rng, self.heldout = rng, heldout
 
     def pick(self, pool):
+        """A member of the pool's split; in training, INVENTED_SHARE of the time an invented one."""
+        if not self.heldout and any(pool is p for p in P.ENTITY_POOLS) and self.rng.random() < P.INVENTED_SHARE:
+            return P.invent(self.rng, pool)
         return self.rng.choice(P.split(pool, self.heldout))
 
     def phrase(self, templates):
@@ -132,7 +135,8 @@ class Gen:
     def chat_pair(self):
         """-> (user text, answer, reasoning) of a short question with a checkable answer."""
         r = self.rng
-        k = r.randrange(5)
+        # Training weights 3 (repeat the words: copying practice) up; held-out draws stay uniform.
+        k = r.randrange(5) if self.heldout else r.choices(range(5), [2, 2, 1, 3, 2])[0]
         if k == 0:
             x, y = r.randint(0, 60), r.randint(0, 60)
             q = self.phrase(["What is {x} plus {y}?", "Add {x} and {y}.", "{x} + {y} = ?", "Compute {x} plus {y}.",
@@ -219,7 +223,9 @@ def build(g, kind):
     if kind in ("call", "answer", "multi", "no_tool", "followup"):
         names = set(intents) | (set(P.FOLLOW_UP) if kind == "followup" else set())
         names |= set(intents) | set(r.sample(INTENTS, r.randint(0, 2)))
-        req["tools"] = [P.TOOLS[n] for n in sorted(names, key=lambda n: r.random())]
+        # Sorted first: a set of strings iterates in a per-process hash order, which the shuffle
+        # below would carry into the data.
+        req["tools"] = [P.TOOLS[n] for n in sorted(sorted(names), key=lambda n: r.random())]
     completion, expect, reasoning = {"role": "assistant"}, {}, ""
     if kind in ("call", "answer", "multi"):
         asks = [g.call(i) for i in intents]

@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tools/train/test_parity.py --work DIR [--k3 build/release/apps/k3/k3]
 
-Three checkpoints:
+Four checkpoints:
   ref     reference/make_checkpoint.py --family k3 --seed 1 (6 layers, 16 experts top-4, MXFP4);
           read by checkpoint.load, so this checks model.py's forward against kimi_ref.py on weights
           model.py did not write.
@@ -12,6 +12,7 @@ Three checkpoints:
           checkpoint.export with MXFP4 experts; this checks the writer and the tensor names.
   trained the committed demo model (models/k3-demo, or --trained DIR): the shipped weights, as
           `k3 serve` runs them, give the reference's logits in model.py and in `k3 generate`.
+  draft   the committed draft of the demo model (models/k3-demo-draft, or --draft DIR), likewise.
 For each: (a) model.py in float64 (chunked KDA, chunk 16 and 5, and the recurrent form) gives the
 reference's prompt logits and greedy decode logits within 1e-9 of the largest |logit| and the same
 greedy tokens; (b) `k3 generate --ids --ignore-eos --kv-cache-dtype fp32` prints the same tokens
@@ -126,6 +127,8 @@ def main():
     ap.add_argument("--k3", default=None, help="the k3 binary (omit to skip the runtime check)")
     ap.add_argument("--trained", default=os.path.join(ROOT, "models", "k3-demo"),
                     help="the trained checkpoint to check ('' to skip)")
+    ap.add_argument("--draft", default=os.path.join(ROOT, "models", "k3-demo-draft"),
+                    help="the trained draft to check ('' to skip)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     ref_dir = os.path.join(args.work, "ref_ckpt")
@@ -137,6 +140,8 @@ def main():
     failures += bad + check_folder("export", folder, args.work, args.k3)
     if args.trained:
         failures += check_folder("trained", args.trained, args.work, args.k3)
+    if args.draft:
+        failures += check_folder("draft", args.draft, args.work, args.k3)
     for f in failures:
         print("FAIL:", f)
     print("PASS" if not failures else f"{len(failures)} FAILURES")

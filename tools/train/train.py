@@ -9,7 +9,7 @@ clipping.  The loss is next-token cross-entropy over every position, the complet
 (what the model must generate) weighted 1 and the prompt's --prompt-weight.  MoE balance: K3's
 auxiliary-loss-free router bias update (after each step every layer's e_score_correction_bias
 moves by --bias-rate towards equal expert loads, DeepSeek-V3 §2.1.2) plus an optional small
-sequence-level balance loss (--aux-loss).  From --qat-from (a fraction of the steps) the routed
+sequence-level balance loss (--aux-loss).  From --qat-from (a share of the progress, see sched) the routed
 experts train through MXFP4 fake quantisation (straight-through), so the exported MXFP4 experts are
 the weights the last steps saw; the log reports the held-out loss with exact and MXFP4 experts.
 Writes CKPT_DIR (config.json, model.safetensors, tokenizer files, generation_config.json) and
@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import checkpoint  # noqa: E402
 from model import K3Model, init_weights  # noqa: E402
-from sizes import tiny_sizes  # noqa: E402
+from sizes import draft_sizes, tiny_sizes  # noqa: E402
 
 
 def load_split(path, max_len):
@@ -152,6 +152,14 @@ class Ranks:
             t.copy_(flat[at:at + t.numel()].view_as(t))
             at += t.numel()
 
+    def share(self, value):
+        """Rank 0's float, on every rank."""
+        if self.world == 1:
+            return value
+        t = torch.tensor([float(value)], dtype=torch.float64)
+        self.dist.broadcast(t, 0)
+        return float(t.item())
+
     def agree(self, flag):
         """Rank 0's decision, on every rank."""
         if self.world == 1:
@@ -166,7 +174,9 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--tokenizer", default=None, help="tokenizer folder (default DATA/demo)")
-    ap.add_argument("--sizes", default="{}", help="JSON overriding sizes.tiny_sizes()")
+    ap.add_argument("--shape", choices=["target", "draft"], default="target",
+                    help="sizes.tiny_sizes() (the demo model) or sizes.draft_sizes() (its draft)")
+    ap.add_argument("--sizes", default="{}", help="JSON overriding the --shape's sizes")
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--minutes", type=float, default=0, help="stop (and export) after this wall time")
     ap.add_argument("--batch-tokens", type=int, default=4096)
@@ -205,7 +215,8 @@ def run(rank, args):
     tok_dir = args.tokenizer or os.path.join(args.data, "demo")
     with open(os.path.join(tok_dir, "config.json")) as f:
         tok_cfg = json.load(f)["text_config"]
-    sizes = dict(tiny_sizes(), **json.loads(args.sizes), vocab=tok_cfg["vocab_size"], bos=tok_cfg["bos_token_id"],
+    base = draft_sizes() if args.shape == "draft" else tiny_sizes()
+    sizes = dict(base, **json.loads(args.sizes), vocab=tok_cfg["vocab_size"], bos=tok_cfg["bos_token_id"],
                  eos=tok_cfg["eos_token_id"], pad=tok_cfg["pad_token_id"])
     top = checkpoint.make_config(sizes)
     model = K3Model(top["text_config"])
@@ -222,7 +233,10 @@ def run(rank, args):
     other = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "embed" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                              {"params": other, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
-    sched = lambda s: min(1.0, (s + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s / args.steps)))
+    # The schedule runs on progress in [0, 1]: the larger of the step's share of --steps and the
+    # elapsed share of --minutes, so a run stopped by its time limit still ends annealed (cosine
+    # down to 0.1x) with its last --qat-from share quantisation-aware. Rank 0's clock decides.
+    sched = lambda s, prog: min(1.0, (s + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(prog, 1.0))))
     first = 0
     if args.resume:  # weights, optimizer and step; the data order restarts from a step-derived seed
         state = torch.load(args.resume)
@@ -235,11 +249,14 @@ def run(rank, args):
     log = open(args.out + ".log.jsonl", "a" if args.resume else "w") if lead else None
     start, tokens = time.time(), 0
     for step in range(first, args.steps):
-        qat = step >= int(args.qat_from * args.steps)
+        by_time = (time.time() - start) / (args.minutes * 60) if args.minutes else 0.0
+        progress = max(step / args.steps, ranks.share(by_time))
+        qat = progress >= args.qat_from
         for moe in model.moe_layers():
             moe.qat = qat
+        lr = args.lr * sched(step, progress)
         for g in opt.param_groups:
-            g["lr"] = args.lr * sched(step)
+            g["lr"] = lr
         loss, plain, comp, n_tok = loss_of(model, next(it), sizes["pad"], args.prompt_weight, args.aux_loss)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -254,7 +271,7 @@ def run(rank, args):
         last = ranks.agree(step == args.steps - 1 or bool(args.minutes and elapsed > args.minutes * 60))
         if lead and (step % args.log_every == 0 or last):
             rec = {"step": step, "loss": round(float(plain), 4), "completion_loss": round(float(comp), 4),
-                   "lr": round(args.lr * sched(step), 6), "grad_norm": round(gnorm, 3), "qat": qat,
+                   "lr": round(lr, 6), "progress": round(progress, 4), "grad_norm": round(gnorm, 3), "qat": qat,
                    "max_load_over_mean": loads, "tokens": tokens, "s_per_step": round(elapsed / (step + 1 - first), 3),
                    "tokens_per_s": round(tokens / elapsed)}
             if args.eval_every and (step % args.eval_every == 0 or last):
