@@ -47,7 +47,6 @@ def invent(rng, pool):
     """An invented member for a pool: a capitalised 2-3 syllable word for cities, names and
     surnames, 3-5 capital letters for tickers, a lower-case word for products, "<verb> the
     <noun>" for reminder texts; never a word of any pool."""
-    taken = _taken_words()
     while True:
         if pool is SYMBOLS:
             w = "".join(rng.choice("ABCDEFGHIJKLMNOPRSTUVWXYZ") for _ in range(rng.randint(3, 5)))
@@ -56,14 +55,8 @@ def invent(rng, pool):
         else:
             w = "".join(_syllable(rng) for _ in range(rng.randint(2, 3)))
             w = w if pool is PRODUCTS else w.capitalize()
-        if not (set(w.split()) - {"the"}) & taken:
+        if not (set(w.split()) - {"the"}) & _POOL_WORDS:
             return w
-
-
-def _taken_words(cache=[]):
-    if not cache:
-        cache.append(set(" ".join(" ".join(p) for p in ENTITY_POOLS).split()))
-    return cache[0]
 
 
 def split(pool, heldout):
@@ -172,3 +165,4 @@ FOLLOW_UP = {
 }
 
 ENTITY_POOLS = (CITIES, NAMES, SURNAMES, PRODUCTS, SYMBOLS, REMINDER_TEXTS)
+_POOL_WORDS = frozenset(w for pool in ENTITY_POOLS for member in pool for w in member.split())
