@@ -151,8 +151,9 @@ base::Result<int32_t> Compiler::CompileNested(const Json& s, const std::string& 
                            "keyword '" + key + "' beside $ref is not supported");
       }
     }
-    const std::string target_pointer = ref->get<std::string>().substr(1);
     K3_ASSIGN_OR_RETURN(const Json* target, Resolve(ref->get<std::string>(), pointer));
+    const std::string target_pointer =
+        ref->get<std::string>().substr(1);  // Resolve: starts with '#'
     // Refs are memoised by their target, so a cycle of refs resolves to one node.
     memo_[pointer] = -2;  // in progress: a ref cycle with no schema in between
     auto it = memo_.find(target_pointer);

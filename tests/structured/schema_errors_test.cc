@@ -21,6 +21,13 @@ TEST(SchemaErrors, RefBackToTheRootInsideMergedAnyOfIsRefusedNotAStackOverflow) 
   EXPECT_NE(status.message().find("levels deep"), std::string::npos) << status.ToString();
 }
 
+TEST(SchemaErrors, EmptyRefIsRefusedNotAnException) {
+  const base::Status status =
+      CompileText(R"({"type": "array", "items": {"anyOf": [{"type": "integer"}, {"$ref": ""}]}})");
+  EXPECT_EQ(status.code(), base::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("not in this document"), std::string::npos) << status.ToString();
+}
+
 TEST(SchemaErrors, DeepNestingIsRefused) {
   std::string text;
   for (int i = 0; i < 300; ++i) text += R"({"type":"array","items":)";
