@@ -43,17 +43,25 @@ def _syllable(rng):
     return rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
 
 
-def invent(rng, pool):
+def letters(rng, lo=3, hi=8):
+    """A random lower-case letter string: unlike a syllable word its letters cannot be guessed
+    from each other, so only copying predicts them."""
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(lo, hi)))
+
+
+def invent(rng, pool, letters_share=0.0):
     """An invented member for a pool: a capitalised 2-3 syllable word for cities, names and
-    surnames, 3-5 capital letters for tickers, a lower-case word for products, "<verb> the
-    <noun>" for reminder texts; never a word of any pool."""
+    surnames (or, letters_share of the time, random letters), 3-5 capital letters for tickers, a
+    lower-case word for products, "<verb> the <noun>" for reminder texts; never a word of any
+    pool. With letters_share 0 no extra random draw is made (the default data is unchanged)."""
     while True:
         if pool is SYMBOLS:
             w = "".join(rng.choice("ABCDEFGHIJKLMNOPRSTUVWXYZ") for _ in range(rng.randint(3, 5)))
         elif pool is REMINDER_TEXTS:
             w = f"{_syllable(rng)}{_syllable(rng)} the {_syllable(rng)}{_syllable(rng)}"
         else:
-            w = "".join(_syllable(rng) for _ in range(rng.randint(2, 3)))
+            use_letters = letters_share > 0 and rng.random() >= 1 - letters_share
+            w = letters(rng) if use_letters else "".join(_syllable(rng) for _ in range(rng.randint(2, 3)))
             w = w if pool is PRODUCTS else w.capitalize()
         if not (set(w.split()) - {"the"}) & _POOL_WORDS:
             return w

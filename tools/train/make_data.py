@@ -13,7 +13,8 @@ Without --model the demo checkpoint's tokenizer is used (written to DIR/demo by 
 (data_pools.py).  Kinds: call (tool calls from the user's words), answer (a tool result turned into
 the reply), multi (two tools in one turn), no_tool (tools declared, none needed), chat (plain short
 answers, some multi-turn), json (response_format json_object / json_schema), followup (a finished
-tool turn, then a second request whose call takes the first turn's city: "And the time there?").
+tool turn, then a second request whose call takes the first turn's city: "And the time there?"),
+and with --copy-practice, in training only, copy (random-letter words to repeat or recall).
 """
 import argparse
 import json
@@ -25,17 +26,23 @@ import sys
 import data_pools as P
 
 KINDS = [("call", 30), ("answer", 20), ("multi", 12), ("followup", 12), ("no_tool", 10), ("chat", 14), ("json", 14)]
+# --copy-practice (an experiment, off for the shipped model): training also draws "copy" records
+# (random-letter strings to repeat or recall), the densest practice for the attention circuit that
+# copies a user's words into arguments, and half of the invented entities are random letters. The
+# held-out draws always use KINDS, so the held-out set does not change with it.
+COPY_KINDS = KINDS + [("copy", 48)]
 INTENTS = list(P.ASK)
 
 
 class Gen:
-    def __init__(self, rng, heldout):
+    def __init__(self, rng, heldout, copy_practice=False):
         self.rng, self.heldout = rng, heldout
+        self.letters_share = 0.5 if copy_practice else 0.0
 
     def pick(self, pool):
         """A member of the pool's split; in training, INVENTED_SHARE of the time an invented one."""
         if not self.heldout and any(pool is p for p in P.ENTITY_POOLS) and self.rng.random() < P.INVENTED_SHARE:
-            return P.invent(self.rng, pool)
+            return P.invent(self.rng, pool, self.letters_share)
         return self.rng.choice(P.split(pool, self.heldout))
 
     def phrase(self, templates):
@@ -164,6 +171,28 @@ class Gen:
                "What can you do?": "I can chat and call the tools you give me, like weather or email."}[q]
         return q, ans, "A short friendly reply."
 
+    def copy_task(self):
+        """-> (user text, answer, reasoning) whose answer repeats or recalls random-letter words."""
+        r = self.rng
+        word = lambda: P.letters(r, 1, 9) if r.random() < 0.85 else str(r.randint(0, 99999))
+        k = r.randrange(3)
+        if k == 0:
+            w = " ".join(word().capitalize() if r.random() < 0.3 else word() for _ in range(r.randint(3, 10)))
+            q = self.phrase(["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}", "Copy this text: {w}",
+                             "Please repeat: {w}", "Return these words unchanged: {w}"]).format(w=w)
+            return q, w, "Repeat the words exactly."
+        if k == 1:
+            thing, x = r.choice(["name", "code", "city", "password", "pet", "team"]), word().capitalize()
+            q = r.choice(["My {t} is {x}. What is my {t}?", "Remember: my {t} is {x}. Tell me my {t}.",
+                          "The {t} is {x}. Which {t} did I say?"]).format(t=thing, x=x)
+            return q, f"Your {thing} is {x}.", f"The {thing} from the message is {x}."
+        a, b = (P.letters(r, 3, 7).capitalize() for _ in range(2))
+        ca, cb = (P.letters(r, 3, 8).capitalize() for _ in range(2))
+        first = r.random() < 0.5
+        who, where = (a, ca) if first else (b, cb)
+        q = f"{a} lives in {ca} and {b} lives in {cb}. Where does {who} live?"
+        return q, f"{who} lives in {where}.", f"{who} is in {where}."
+
     def json_task(self):
         r = self.rng
         if r.random() < 0.5:
@@ -250,8 +279,8 @@ def build(g, kind):
         completion["tool_calls"] = tool_calls_of([(second, a2)], first=2)
         expect["tool_calls"] = [{"name": second, "arguments": a2}]
         reasoning = f"\"There\" is {a['city']} from before. I should call {second} with {json.dumps(a2)}."
-    elif kind in ("chat", "no_tool"):
-        q, completion["content"], reasoning = g.chat_pair()
+    elif kind in ("chat", "no_tool", "copy"):
+        q, completion["content"], reasoning = g.copy_task() if kind == "copy" else g.chat_pair()
         msgs.append({"role": "user", "content": q})
         if kind == "no_tool":
             reasoning = "No tool is needed. " + reasoning
@@ -270,10 +299,10 @@ def build(g, kind):
     return {"kind": kind, "request": req, "completion": completion, "expect": expect}
 
 
-def generate(n, seed, heldout):
+def generate(n, seed, heldout, copy_practice=False):
     rng = random.Random(f"{seed}-{'heldout' if heldout else 'train'}")
-    g = Gen(rng, heldout)
-    kinds, weights = zip(*KINDS)
+    g = Gen(rng, heldout, copy_practice)
+    kinds, weights = zip(*(COPY_KINDS if copy_practice and not heldout else KINDS))
     return [build(g, rng.choices(kinds, weights)[0]) for _ in range(n)]
 
 
@@ -298,13 +327,15 @@ def main():
     ap.add_argument("--train", type=int, default=20000)
     ap.add_argument("--heldout", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--copy-practice", action="store_true",
+                    help="experiment: add random-letter copy records and random-letter invented entities to training")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     model = args.model or os.path.join(args.out, "demo")
     if not args.model:
         subprocess.run([args.k3, "render", "--write-demo", model], check=True)
     for split, n in (("train", args.train), ("heldout", args.heldout)):
-        records = generate(n, args.seed, split == "heldout")
+        records = generate(n, args.seed, split == "heldout", args.copy_practice)
         with open(os.path.join(args.out, f"{split}.jsonl"), "w") as f:
             f.writelines(json.dumps(x) + "\n" for x in records)
         counts = render(args.k3, model, records, os.path.join(args.out, f"{split}.ids.jsonl"))

@@ -14,6 +14,7 @@ import argparse
 import collections
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import data_pools as P  # noqa: E402
+import copy_probe  # noqa: E402
 import make_data  # noqa: E402
 
 FAILURES = []
@@ -64,6 +66,30 @@ def pure_checks():
                                 for r in train)
     check(set(modes) == {"off", "low", "high", "max"}, f"every thinking mode occurs: {dict(modes)}")
     print(f"generator: {len(train)} training and {len(held)} held-out records, kinds {dict(kinds)}")
+    copy_checks(held)
+
+
+def copy_checks(held):
+    """--copy-practice: copy records whose answers only copying can give; held-out unchanged."""
+    practice = make_data.generate(3000, 0, False, copy_practice=True)
+    check(make_data.generate(600, 0, True, copy_practice=True) == held, "copy practice leaves the held-out set alone")
+    copies = [r for r in practice if r["kind"] == "copy"]
+    check(len(copies) > 300, f"copy records drawn: {len(copies)}")
+    for r in copies:
+        user = r["request"]["messages"][-1]["content"]
+        words = [w.strip(".") for w in r["completion"]["content"].split()]
+        missing = [w for w in words if w not in ("Your", "is", "lives", "in") and w not in user]
+        check(not missing, f"every answer word comes from the user's message: {user!r} -> {missing}")
+    letters = [w for r in practice if r["kind"] == "call" for a in r["expect"]["tool_calls"]
+               for w in [a["arguments"].get("city", "")] if w and not any(v in w for v in "aeiou")]
+    check(letters, "some invented cities are random letters (no vowel)")
+    cases = copy_probe.probes(random.Random(7), 10)
+    check(cases == copy_probe.probes(random.Random(7), 10), "copy probes are seeded")
+    held = set(P.split(P.CITIES, True)) | set(P.split(P.NAMES, True))
+    check(all(want.split()[0] in held for _, want, _ in cases["entity"]), "entity probes use held-out entities")
+    check(copy_probe.copied_share("Your code is Abx.", "Your code is Abc.", "Your code is ") == 0.5,
+          "copied share counts the copied part up to the first mistake")
+    check(copy_probe.copied_share("Code Abc.", "Your code is Abc.", "Your code is ") == 0.0, "a broken frame copies 0")
 
 
 def render_checks(k3, work):
