@@ -67,7 +67,10 @@ async function abortOpenAiStream(sdk, server) {
   const before = await waitForGauges(server, { k3_requests_pending: 0 });
   const controller = new AbortController();
   const stream = await openaiClient(sdk, server).chat.completions.create(
-    { model: MODEL, messages: USER, max_tokens: 3000, stream: true, ignore_eos: true },
+    // Greedy: the trained demo's reply is short and what it decodes after its message ends (kept
+    // going by ignore_eos) is not streamed; sampled, a reply sometimes had fewer than 3 visible
+    // chunks in all. Greedy it streams ~30 while the engine decodes on up to max_tokens.
+    { model: MODEL, messages: USER, max_tokens: 3000, stream: true, ignore_eos: true, temperature: 0 },
     { signal: controller.signal },
   );
   let chunks = 0;
@@ -83,6 +86,7 @@ async function abortOpenAiStream(sdk, server) {
   } catch (e) {
     assert.ok(e instanceof sdk.openai.APIUserAbortError || e.name === 'AbortError', `${e.name}: ${e.message}`);
   }
+  assert.ok(during, `the stream ended after ${chunks} chunk(s), before the third: nothing to observe`);
   if (during.get('k3_requests_pending') === 0) return 'too-late';
   assert.ok(chunks < 100, `the stream ended soon after the abort (${chunks} chunks; some may have been buffered)`);
   assert.equal(during.get('k3_requests_pending'), 1);

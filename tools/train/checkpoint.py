@@ -40,8 +40,9 @@ def make_config(s):
     """s: dict with vocab, hidden, layers, kda_heads, head_dim, mla_heads, q_lora, kv_lora, nope,
     rope, v_dim, dense_inter, experts, top_k, moe_inter, latent, shared, attn_res_block, and the
     special ids bos, eos, pad.  Every 4th layer (1-based) and the last are MLA, the others KDA
-    (K3's pattern: 4, 8, ..., 92 and 93)."""
-    mla = sorted({i for i in range(1, s["layers"] + 1) if i % 4 == 0} | {s["layers"]})
+    (K3's pattern: 4, 8, ..., 92 and 93), unless s["mla_layers"] lists the 1-based MLA layers
+    (for shape experiments: `train.py --sizes '{"mla_layers": [2, 4, 6]}'`)."""
+    mla = sorted(s.get("mla_layers") or {i for i in range(1, s["layers"] + 1) if i % 4 == 0} | {s["layers"]})
     text = {
         "model_type": "kimi_linear", "architectures": ["KimiLinearForCausalLM"],
         "vocab_size": s["vocab"], "hidden_size": s["hidden"], "num_hidden_layers": s["layers"],
