@@ -10,7 +10,8 @@ user's words and nothing else to go by:
   recall   "My code is <Random>. What is my code?"            -> "Your code is <Random>.";
   entity   "Repeat after me: <a held-out city or full name>"  -> exactly it (words never trained on).
 Prints each probe's exact-match rate, the mean share of the copied part right from its first
-character up to the first mistake, and a few replies. The phrasings are training phrasings, so a miss is the copy, not the instruction.
+character up to the first mistake, and a few replies. The phrasings are training phrasings, so a
+miss is the copy, not the instruction.
 """
 import argparse
 import random
@@ -22,7 +23,7 @@ import data_pools as P
 
 
 def probes(rng, n):
-    """-> {probe: [(question, wanted answer)]}, seeded."""
+    """-> {probe: [(question, wanted answer, the answer's fixed frame before the copy)]}, seeded."""
     words = lambda: " ".join(P.letters(rng, 2, 7) for _ in range(rng.randint(3, 6)))
     codes = [P.letters(rng, 3, 8).capitalize() for _ in range(n)]
     held = P.split(P.CITIES, True) + [f"{a} {b}" for a, b in zip(P.split(P.NAMES, True), P.split(P.SURNAMES, True))]
@@ -64,7 +65,8 @@ def main():
                 share += copied_share(got, want, frame)
                 if got != want and len(shown) < 3:
                     shown.append(f"{want!r} -> {got!r}")
-            print(f"{name:7s} exact {exact}/{len(cases)}  copied characters right from the start {100 * share / len(cases):.0f} %"
+            rate = 100 * share / len(cases)
+            print(f"{name:7s} exact {exact}/{len(cases)}  copied characters right from the start {rate:.0f} %"
                   + "".join(f"\n          {s}" for s in shown))
     finally:
         proc.terminate()

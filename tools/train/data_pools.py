@@ -60,6 +60,7 @@ def invent(rng, pool, letters_share=0.0):
         elif pool is REMINDER_TEXTS:
             w = f"{_syllable(rng)}{_syllable(rng)} the {_syllable(rng)}{_syllable(rng)}"
         else:
+            # Letters on the upper part of the draw: the order the copy-practice run was made with.
             use_letters = letters_share > 0 and rng.random() >= 1 - letters_share
             w = letters(rng) if use_letters else "".join(_syllable(rng) for _ in range(rng.randint(2, 3)))
             w = w if pool is PRODUCTS else w.capitalize()

@@ -32,6 +32,9 @@ KINDS = [("call", 30), ("answer", 20), ("multi", 12), ("followup", 12), ("no_too
 # held-out draws always use KINDS, so the held-out set does not change with it.
 COPY_KINDS = KINDS + [("copy", 48)]
 INTENTS = list(P.ASK)
+# "Repeat these words" requests (chat and copy records); the last two are held-out phrasings.
+REPEAT_PHRASINGS = ["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}", "Copy this text: {w}",
+                    "Please repeat: {w}", "Return these words unchanged: {w}"]
 
 
 class Gen:
@@ -162,8 +165,7 @@ class Gen:
             return q, f"Hello, {n}! Nice to meet you.", f"A greeting for {n}."
         if k == 3:
             w = f"{self.pick(P.NAMES)} {self.pick(P.SURNAMES)} {self.pick(P.CITIES)}"
-            q = self.phrase(["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}", "Copy this text: {w}",
-                             "Please repeat: {w}", "Return these words unchanged: {w}"]).format(w=w)
+            q = self.phrase(REPEAT_PHRASINGS).format(w=w)
             return q, w, "Repeat the words exactly."
         q = r.choice(["Hi!", "Hello, who are you?", "Thanks!", "Good morning.", "What can you do?"])
         ans = {"Hi!": "Hi! How can I help you today?", "Hello, who are you?": "I am a small K3 demo assistant.",
@@ -178,8 +180,7 @@ class Gen:
         k = r.randrange(3)
         if k == 0:
             w = " ".join(word().capitalize() if r.random() < 0.3 else word() for _ in range(r.randint(3, 10)))
-            q = self.phrase(["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}", "Copy this text: {w}",
-                             "Please repeat: {w}", "Return these words unchanged: {w}"]).format(w=w)
+            q = self.phrase(REPEAT_PHRASINGS).format(w=w)
             return q, w, "Repeat the words exactly."
         if k == 1:
             thing, x = r.choice(["name", "code", "city", "password", "pet", "team"]), word().capitalize()
