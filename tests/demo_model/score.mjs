@@ -28,16 +28,16 @@ export function categoryOf(record) {
 // The issue's targets on `ok` (fractions of the held-out cases), reported beside the scores.
 export const TARGETS = { tool_call: 0.9, no_tool: 0.9, tool_result: 0.8, multi_turn: 0.8, json_schema: 0.8 };
 
-// What the committed checkpoint must keep reaching in every run (the test fails below them): a
-// few points under the lowest of its four runs (models/k3-demo/README.md; t=1 sampling moves
-// tool_call form by ~8 points between runs), so a regression of the serving path or a worse
-// checkpoint fails while sampling noise does not. The model copies numbers and dates but not yet
-// the user's words (city, name, ticker): `ok` of tool_call, multi_turn and json_schema stays near
-// 0 and has no floor until a checkpoint that copies lands. A random-weight model fails every
-// `form` floor.
+// What the committed checkpoint must keep reaching in every run (the test fails below them): about
+// three binomial standard deviations under the lowest of its four runs (models/k3-demo/README.md;
+// the t=1 runs are unseeded, n = 50-165 per category), so a regression of the serving path or a
+// worse checkpoint fails while sampling noise does not. The checkpoint copies the user's words
+// since stop 31 (entity-exact tool calls 42-47 %, multi-turn 55-70 %); json_schema `ok` is still
+// 0 (the held-out "Record the person ..." phrasing makes it copy the sentence's first words as the
+// name) and has no floor. A random-weight model fails every `form` floor.
 export const FLOORS = {
-  ok: { no_tool: 0.85, tool_result: 0.4 },
-  form: { tool_call: 0.42, multi_turn: 0.72, no_tool: 0.85, tool_result: 0.9, json_schema: 0.9, json_object: 0.9, chat: 0.85 },
+  ok: { tool_call: 0.33, multi_turn: 0.42, no_tool: 0.66, tool_result: 0.72 },
+  form: { tool_call: 0.55, multi_turn: 0.56, no_tool: 0.66, tool_result: 0.9, json_schema: 0.9, json_object: 0.9, chat: 0.85 },
 };
 
 function typeOk(value, type) {

@@ -107,7 +107,7 @@ def mxfp4_fake_quant(w):
     with torch.no_grad():
         scale = torch.pow(2.0, mxfp4_scale_exponent(w).to(w.dtype))
         g = w.reshape(*w.shape[:-1], w.shape[-1] // 32, 32) / scale[..., None]
-        q = E2M1.to(w.dtype)[_e2m1_code(g.abs())] * torch.sign(g) * scale[..., None]
+        q = E2M1.to(w.device, w.dtype)[_e2m1_code(g.abs())] * torch.sign(g) * scale[..., None]
         q = q.reshape(w.shape)
     return w + (q - w).detach()
 

@@ -176,7 +176,7 @@ class LatentMoe(nn.Module):
                 ze = z[rows]
                 ye = situ(ze @ w1[e].t(), ze @ w3[e].t()) @ w2[e].t()
                 y = y.index_add(0, rows, ye * w[rows, slot, None])
-        keep = torch.ones(x.shape[0], dtype=torch.bool) if valid is None else valid.reshape(-1)
+        keep = torch.ones(x.shape[0], dtype=torch.bool, device=x.device) if valid is None else valid.reshape(-1)
         self.load = torch.bincount(idx[keep].reshape(-1), minlength=w1.shape[0]).to(x.dtype)
         self.mean_score = (s / s.sum(-1, keepdim=True))[keep].mean(0)  # P_e of a balance loss
         y = self.routed_expert_up_proj(rms_norm(y, self.routed_expert_norm.weight, self.eps))

@@ -7,6 +7,10 @@ Plots the training loss and the completion-token loss of every logged step and t
 completion loss where it was measured, on a log scale, with the QAT start marked. Uses Pillow
 (Debian's python3-pil) rather than matplotlib, which Debian's torch does not pull in: a plot of a
 few hundred points needs only lines and text.
+
+A log may hold several runs one after another (a warm restart with train.py --init appended to
+the first run's log): each run's steps continue from the previous run's final step count, a
+vertical line marks each restart, and the title sums the steps and minutes.
 """
 import argparse
 import json
@@ -22,8 +26,23 @@ SERIES = (("loss", (70, 110, 200), "loss (prompt tokens weighted)"),
 
 
 def read(path):
-    rows = [json.loads(line) for line in open(path) if line.strip()]
-    return [r for r in rows if "step" in r], next((r for r in rows if r.get("final")), None)
+    """-> (step rows on one step axis, the steps where a run restarted, the combined final row or
+    None).  A --resume continues its run's step numbers; a --init run numbers from 0 again."""
+    rows, restarts, final, base, last = [], [], None, 0, -1
+    for line in open(path):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if r.get("final"):
+            minutes = round((final or {}).get("minutes", 0) + r["minutes"], 2)
+            final = dict(r, steps=base + r["steps"], minutes=minutes)
+        elif "step" in r:
+            if r["step"] <= last:  # numbering restarted: a new run continues the axis
+                base = final["steps"] if final else base + last + 1
+                restarts.append(base)
+            last = r["step"]
+            rows.append(dict(r, step=base + r["step"]))
+    return rows, restarts, final
 
 
 def axes(steps, values):
@@ -67,17 +86,18 @@ def main():
     ap.add_argument("--png", required=True)
     ap.add_argument("--title", default="k3-demo training")
     args = ap.parse_args()
-    rows, final = read(args.log)
+    rows, restarts, final = read(args.log)
     values = [r[k] for r in rows for k, _, _ in SERIES if r.get(k)]
     to_xy, lo, hi, x_max = axes([r["step"] for r in rows], values)
     img = Image.new("RGB", (W, H), "white")
     d = ImageDraw.Draw(img)
     draw_grid(d, to_xy, lo, hi, x_max)
-    qat = next((r["step"] for r in rows if r.get("qat")), None)
-    if qat is not None:
-        x, _ = to_xy(qat, 10 ** lo)
+    qat_starts = [b["step"] for a, b in zip([{}] + rows, rows) if b.get("qat") and not a.get("qat")]
+    marks = sorted([(s, "MXFP4 QAT") for s in qat_starts] + [(s, "warm restart") for s in restarts])
+    for i, (step, label) in enumerate(marks):  # labels alternate between two heights: marks can be close
+        x, _ = to_xy(step, 10 ** lo)
         d.line([x, TOP, x, H - BOTTOM], fill=(160, 160, 160), width=1)
-        d.text((x + 4, H - BOTTOM - 16), "MXFP4 QAT", fill=(100, 100, 100))
+        d.text((x + 4, H - BOTTOM - 16 - 14 * (i % 2)), label, fill=(100, 100, 100))
     for i, (key, color, label) in enumerate(SERIES):
         pts = [to_xy(r["step"], r[key]) for r in rows if r.get(key)]
         if len(pts) > 1:

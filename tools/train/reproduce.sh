@@ -1,28 +1,51 @@
 #!/usr/bin/env bash
-# Reproduces the demo model and its draft from this repository alone, in one command (~85 min on
-# 2 cores): data, the target (60 min), its loss plot, its held-out scores through the live server,
-# the distillation data (the target's greedy replies), the draft (15 min) and the draft's chain
-# agreement with the target. Seeded; the time-limited schedules make the step counts, and so the
-# scores within noise, depend on the machine's speed.
+# Reproduces the demo model and its draft from this repository alone, in one command: data, the
+# target, its loss plot, its held-out scores through the live server, the distillation data (the
+# target's greedy replies), the draft (15 min on the CPU) and the draft's chain agreement with the
+# target. Seeded; GPU kernels and the time-limited CPU schedule make the scores reproducible within
+# noise, not bit for bit.
 #
-#   tools/train/reproduce.sh [OUT_DIR]        (default /tmp/k3-demo-run; K3=path/to/k3 to override)
+#   tools/train/reproduce.sh [--gpu] [OUT_DIR]    (default /tmp/k3-demo-run; K3=path/to/k3 to override)
+#
+# --gpu: the shipped model's recipe (since stop 31): 200,000 conversations with copy practice, the
+#   wide shape (sizes.wide_sizes), 64 Ki-token batches on one CUDA device, 516 steps then a warm
+#   restart of 523 (65 M tokens; ~11 min on one H200; tools/train/README.md "GPU runs"). PYTHON=
+#   the interpreter whose torch sees the device.
+# without it: the one-hour recipe on 2 CPU cores (tiny shape, 24,000 conversations; the model
+#   shipped at stops 29-30, ~85 min in all).
 #
 # To ship the results: copy OUT_DIR/k3-demo/* to models/k3-demo/ (with OUT_DIR/k3-demo.log.jsonl
 # as training_log.jsonl) and OUT_DIR/k3-demo-draft/* to models/k3-demo-draft/, then rebuild `k3`
 # (the target is embedded in the binary).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+gpu=0
+if [ "${1:-}" = "--gpu" ]; then gpu=1; shift; fi
 k3=${K3:-build/release/apps/k3/k3}
 out=${1:-/tmp/k3-demo-run}
-py=/usr/bin/python3
+py=${PYTHON:-/usr/bin/python3}
 mkdir -p "$out"
 stage() { echo "== $(date +%H:%M:%S) $*"; }
 
-stage "data (make_data.py)"
-$py tools/train/make_data.py --k3 "$k3" --out "$out/data" --train 24000 --heldout 500 --seed 0
-stage "target (train.py, 60 min)"
-$py tools/train/train.py --data "$out/data" --out "$out/k3-demo" --steps 5000 --minutes 60 --batch-tokens 3072 \
-  --threads 1 --ranks 2 --seed 0 --log-every 10 --eval-every 200 --eval-rows 100
+if [ $gpu = 1 ]; then
+  stage "data (make_data.py --copy-practice, 200000 conversations)"
+  $py tools/train/make_data.py --k3 "$k3" --out "$out/data" --train 200000 --heldout 500 --seed 0 --copy-practice
+  gpu_args=(--device cuda --shape wide --data "$out/data" --batch-tokens 65536 --sort-group 4096 --log-every 50
+            --eval-every 500 --eval-rows 100)
+  stage "target, stage 1 (train.py --device cuda, 516 steps)"
+  $py tools/train/train.py "${gpu_args[@]}" --out "$out/stage1" --steps 516 --seed 0
+  stage "target, stage 2 (a warm restart from stage 1, 523 steps)"
+  $py tools/train/train.py "${gpu_args[@]}" --out "$out/k3-demo" --init "$out/stage1" --steps 523 --lr 1.5e-3 \
+    --warmup 50 --seed 1
+  cat "$out/stage1.log.jsonl" "$out/k3-demo.log.jsonl" > "$out/both.log.jsonl"  # plot_loss.py reads both runs
+  mv "$out/both.log.jsonl" "$out/k3-demo.log.jsonl"
+else
+  stage "data (make_data.py)"
+  $py tools/train/make_data.py --k3 "$k3" --out "$out/data" --train 24000 --heldout 500 --seed 0
+  stage "target (train.py, 60 min)"
+  $py tools/train/train.py --data "$out/data" --out "$out/k3-demo" --steps 5000 --minutes 60 --batch-tokens 3072 \
+    --threads 1 --ranks 2 --seed 0 --log-every 10 --eval-every 200 --eval-rows 100
+fi
 $py tools/train/plot_loss.py --log "$out/k3-demo.log.jsonl" --png "$out/k3-demo/loss.png"
 stage "held-out scores through k3 serve and the official clients"
 node tests/demo_model/demo_eval_test.mjs --k3 "$k3" --model "$out/k3-demo" --work "$out/eval" || true

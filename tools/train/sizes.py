@@ -1,5 +1,5 @@
-"""The shape of the demo model (a few million parameters; trains on 2 CPU cores).  The
-vocabulary size and special ids come from the tokenizer the data was rendered with."""
+"""The shapes of the demo model and its draft (a few million parameters).  The vocabulary size
+and special ids come from the tokenizer the data was rendered with."""
 
 
 def tiny_sizes():
@@ -9,6 +9,14 @@ def tiny_sizes():
     return dict(hidden=192, layers=6, kda_heads=6, head_dim=32, mla_heads=4, q_lora=96, kv_lora=64,
                 nope=32, rope=16, v_dim=32, dense_inter=512, experts=8, top_k=2, moe_inter=128,
                 latent=96, shared=1, attn_res_block=2)
+
+
+def wide_sizes():
+    """The shipped demo model since stop 31 (trained on a GPU, README "GPU runs"): tiny_sizes()
+    widened to hidden 256 with 8 KDA heads, 8 MLA heads over a 128-wide latent and 128-wide
+    query latent, a 768-wide dense layer and a 128-wide expert latent: 5.95 M parameters."""
+    return dict(tiny_sizes(), hidden=256, kda_heads=8, mla_heads=8, q_lora=128, kv_lora=128, dense_inter=768,
+                latent=128)
 
 
 def draft_sizes():

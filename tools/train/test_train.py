@@ -5,11 +5,16 @@
 
 A few dozen conversations (make_data.py), a narrow model (--sizes), 4 steps with MXFP4 QAT from
 step 2, then --resume to step 6.  The exported folder must load in `k3 generate`, whose greedy
-tokens on a held-out prompt must equal model.py's (float64) on the same checkpoint.
+tokens on a held-out prompt must equal model.py's (float64) on the same checkpoint.  Then a warm
+restart (--init) at learning rate 0 must export the very same values (the export's values load
+and re-export exactly), from xz-compressed training data that must read as the plain file does,
+and plot_loss.py must put the two runs of the appended log on one step axis.
 """
 import argparse
 import json
+import lzma
 import os
+import shutil
 import subprocess
 import sys
 
@@ -19,17 +24,48 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import checkpoint  # noqa: E402
+import plot_loss  # noqa: E402
+import train as train_py  # noqa: E402
 
 SMALL = {"hidden": 64, "layers": 4, "kda_heads": 2, "mla_heads": 2, "q_lora": 32, "kv_lora": 32,
          "dense_inter": 128, "experts": 4, "moe_inter": 64, "latent": 32}
 
 
-def train(data, out, steps, resume=None):
+def train(data, out, steps, resume=None, extra=()):
     cmd = [sys.executable, os.path.join(HERE, "train.py"), "--data", data, "--out", out, "--steps", str(steps),
            "--warmup", "2", "--qat-from", "0.5", "--batch-tokens", "2048", "--eval-rows", "4", "--log-every", "1",
-           "--sizes", json.dumps(SMALL), "--seed", "3"]
+           "--sizes", json.dumps(SMALL), "--seed", "3", *extra]
     subprocess.run(cmd + (["--resume", resume] if resume else []), check=True, capture_output=True)
     return [json.loads(x) for x in open(out + ".log.jsonl")]
+
+
+def warm_restart(data, out, work):
+    """--init from `out` at learning rate 0 (no router-bias moves) over xz data -> failures."""
+    failures = []
+    xz = os.path.join(work, "data_xz")
+    shutil.copytree(data, xz)
+    plain = os.path.join(xz, "train.ids.jsonl")
+    with open(plain, "rb") as src, lzma.open(plain + ".xz", "wb") as dst:
+        dst.write(src.read())
+    os.remove(plain)
+    a, b = train_py.load_split(os.path.join(data, "train.ids.jsonl"), 2048), train_py.load_split(plain, 2048)
+    if a[1] != b[1] or [(list(x), n) for x, n in a[0]] != [(list(x), n) for x, n in b[0]]:
+        failures.append("train.ids.jsonl.xz reads differently from train.ids.jsonl")
+    again = os.path.join(work, "again")
+    train(xz, again, 1, extra=["--init", out, "--lr", "0", "--bias-rate", "0"])
+    # Values, not bytes: an MXFP4 nibble may flip between -0 and +0 on the way.
+    before, after = checkpoint.load(out, torch.float64)[0].state_dict(), checkpoint.load(again, torch.float64)[0].state_dict()
+    if any(not torch.equal(before[k], after[k]) for k in before):
+        failures.append("--init at learning rate 0 did not re-export the values it started from")
+    both = os.path.join(work, "both.log.jsonl")
+    with open(both, "w") as f:
+        f.write(open(out + ".log.jsonl").read() + open(again + ".log.jsonl").read())
+    rows, restarts, final = plot_loss.read(both)
+    if restarts != [6] or rows[-1]["step"] != 6 or final["steps"] != 7:
+        failures.append(f"plot_loss.read of two runs: restarts {restarts}, last step {rows[-1]['step']}, "
+                        f"final steps {final['steps']} (expected [6], 6, 7)")
+    print(f"warm restart: {'exact' if not failures else 'FAILED'}")
+    return failures
 
 
 def main():
@@ -67,6 +103,7 @@ def main():
     print(f"k3 generate on the trained export: {'same tokens as model.py' if same else 'DIFFERENT tokens'}")
     if not same:
         failures.append("k3 generate and model.py differ on the exported checkpoint")
+    failures += warm_restart(data, out, args.work)
     for f in failures:
         print("FAIL:", f)
     print("PASS" if not failures else f"{len(failures)} FAILURES")

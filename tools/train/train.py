@@ -3,6 +3,8 @@
 
     nice -n 19 /usr/bin/python3 tools/train/train.py --data DATA_DIR --out CKPT_DIR \
         [--steps 3000] [--minutes 60] [--threads 2] [--seed 0] [--qat-from 0.8]
+    python3 tools/train/train.py --device cuda --shape wide --batch-tokens 65536 --sort-group 4096 ...
+        (a GPU: the shipped model's recipe, tools/train/reproduce.sh --gpu)
 
 Seeded end to end (data order, initialisation); float32 AdamW with warmup + cosine decay, gradient
 clipping.  The loss is next-token cross-entropy over every position, the completion's tokens
@@ -18,46 +20,51 @@ optimizer, for resuming).
 """
 import argparse
 import json
+import lzma
 import math
 import os
 import random
 import sys
 import time
 
+import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import checkpoint  # noqa: E402
 from model import K3Model, init_weights  # noqa: E402
-from sizes import draft_sizes, tiny_sizes  # noqa: E402
+from sizes import draft_sizes, tiny_sizes, wide_sizes  # noqa: E402
 
 
 def load_split(path, max_len):
-    """-> list of (ids, n_prompt) with len(ids) <= max_len (longer conversations dropped)."""
+    """-> list of (ids, n_prompt) with len(ids) <= max_len (longer conversations dropped).  Reads
+    PATH, or PATH.xz when only that exists; ids are int32 arrays (a few bytes a token, where a list
+    of Python ints costs ~36: hundreds of thousands of conversations fit in memory)."""
     rows, dropped = [], 0
-    with open(path) as f:
+    with (open(path) if os.path.exists(path) else lzma.open(path + ".xz", "rt")) as f:
         for line in f:
             x = json.loads(line)
             ids = x["prompt_ids"] + x["completion_ids"]
             if len(ids) > max_len:
                 dropped += 1
                 continue
-            rows.append((ids, len(x["prompt_ids"])))
+            rows.append((np.asarray(ids, dtype=np.int32), len(x["prompt_ids"])))
     return rows, dropped
 
 
-def batches(rows, batch_tokens, rng):
-    """Endless batches of similar lengths: shuffle, sort groups of 64 by length, cut each group
-    into batches whose padded size B * T_max stays within batch_tokens."""
+def batches(rows, batch_tokens, rng, group=64):
+    """Endless batches of similar lengths: shuffle, sort groups of `group` by length, cut each
+    group into batches whose padded size B * T_max stays within batch_tokens (a group should hold
+    several batches' worth of conversations, or every batch is a whole group)."""
     while True:
         order = list(range(len(rows)))
         rng.shuffle(order)
         out = []
-        for g in range(0, len(order), 64):
-            group = sorted(order[g:g + 64], key=lambda i: len(rows[i][0]))
+        for g in range(0, len(order), group):
+            members = sorted(order[g:g + group], key=lambda i: len(rows[i][0]))
             cur = []
-            for i in group:
+            for i in members:
                 if cur and (len(cur) + 1) * len(rows[i][0]) > batch_tokens:
                     out.append(cur)
                     cur = []
@@ -68,31 +75,31 @@ def batches(rows, batch_tokens, rng):
             yield [rows[i] for i in b]
 
 
-def tensors(batch, pad_id, prompt_weight):
-    """-> ids [B,T], targets [B,T], weights [B,T] (0 on padding), valid [B,T]."""
+def tensors(batch, pad_id, prompt_weight, device="cpu"):
+    """-> ids [B,T], targets [B,T], weights [B,T] (0 on padding), valid [B,T], on device."""
     t = max(len(ids) for ids, _ in batch)
     ids = torch.full((len(batch), t), pad_id, dtype=torch.long)
     w = torch.zeros(len(batch), t)
     for b, (seq, n_prompt) in enumerate(batch):
-        ids[b, :len(seq)] = torch.tensor(seq)
+        ids[b, :len(seq)] = torch.from_numpy(np.asarray(seq, dtype=np.int64))
         w[b, :len(seq) - 1] = prompt_weight
         w[b, n_prompt - 1:len(seq) - 1] = 1.0  # targets n_prompt.. are the completion
     targets = torch.cat([ids[:, 1:], torch.full((len(batch), 1), pad_id, dtype=torch.long)], 1)
     valid = torch.zeros(len(batch), t, dtype=torch.bool)
     for b, (seq, _) in enumerate(batch):
         valid[b, :len(seq)] = True
-    return ids, targets, w, valid
+    return tuple(x.to(device, non_blocking=True) for x in (ids, targets, w, valid))
 
 
 def loss_of(model, batch, pad_id, prompt_weight, aux):
-    ids, targets, w, valid = tensors(batch, pad_id, prompt_weight)
+    ids, targets, w, valid = tensors(batch, pad_id, prompt_weight, model.lm_head.weight.device)
     logits = model(ids, valid)
     ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
                                            reduction="none").reshape(w.shape)
     loss = (ce * w).sum() / w.sum()
     completion = (w == 1.0)
     comp = (ce * completion).sum() / completion.sum()
-    bal = torch.zeros(())
+    bal = torch.zeros((), device=loss.device)
     for moe in model.moe_layers():  # f_e * P_e, f normalised to 1 under perfect balance
         f = moe.load * moe.load.numel() / moe.load.sum()
         bal = bal + (f.detach() * moe.mean_score).sum()
@@ -106,7 +113,7 @@ def evaluate(model, rows, pad_id, batch_tokens, qat):
         moe.qat = qat
     model.eval()
     total, count = 0.0, 0
-    it = batches(rows, batch_tokens, random.Random(0))
+    it = batches(rows, batch_tokens, random.Random(0), max(64, batch_tokens // 256))
     seen = 0
     while seen < len(rows):
         b = next(it)
@@ -174,8 +181,9 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--tokenizer", default=None, help="tokenizer folder (default DATA/demo)")
-    ap.add_argument("--shape", choices=["target", "draft"], default="target",
-                    help="sizes.tiny_sizes() (the demo model) or sizes.draft_sizes() (its draft)")
+    ap.add_argument("--shape", choices=["target", "wide", "draft"], default="target",
+                    help="sizes.tiny_sizes() (the one-hour CPU recipe), sizes.wide_sizes() (the shipped demo "
+                         "model, trained on a GPU) or sizes.draft_sizes() (the draft)")
     ap.add_argument("--sizes", default="{}", help="JSON overriding the --shape's sizes")
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--minutes", type=float, default=0, help="stop (and export) after this wall time")
@@ -195,11 +203,22 @@ def main():
                          "faster than 1 rank x 2 threads, whose step is dominated by small operations")
     ap.add_argument("--port", type=int, default=29517, help="loopback port of the ranks' rendezvous")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu",
+                    help="torch device (cuda for a GPU: one rank; the KDA chunk loop and the expert loop "
+                         "launch many small kernels, so give it large --batch-tokens)")
+    ap.add_argument("--sort-group", type=int, default=64,
+                    help="conversations shuffled, then sorted by length in groups of this many before batching "
+                         "(raise it with --batch-tokens so a group holds several batches)")
     ap.add_argument("--resume", default=None, help="a CKPT.train_state.pt to continue from (same --steps)")
+    ap.add_argument("--init", default=None,
+                    help="an exported checkpoint folder to start from (its values as k3 loads them: BF16, MXFP4 "
+                         "experts dequantised), with a fresh optimizer and schedule: a warm restart")
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--eval-every", type=int, default=0)
     ap.add_argument("--eval-rows", type=int, default=200)
     args = ap.parse_args()
+    if args.ranks > 1 and args.device != "cpu":
+        sys.exit("--ranks > 1 averages over gloo on the CPU: use one rank with --device " + args.device)
     if args.ranks > 1:
         import torch.multiprocessing as mp
         mp.spawn(run, args=(args,), nprocs=args.ranks, join=True)
@@ -215,12 +234,16 @@ def run(rank, args):
     tok_dir = args.tokenizer or os.path.join(args.data, "demo")
     with open(os.path.join(tok_dir, "config.json")) as f:
         tok_cfg = json.load(f)["text_config"]
-    base = draft_sizes() if args.shape == "draft" else tiny_sizes()
+    base = {"target": tiny_sizes, "wide": wide_sizes, "draft": draft_sizes}[args.shape]()
     sizes = dict(base, **json.loads(args.sizes), vocab=tok_cfg["vocab_size"], bos=tok_cfg["bos_token_id"],
                  eos=tok_cfg["eos_token_id"], pad=tok_cfg["pad_token_id"])
     top = checkpoint.make_config(sizes)
     model = K3Model(top["text_config"])
     init_weights(model, args.seed)
+    if args.init:
+        start_from, _ = checkpoint.load(args.init)
+        model.load_state_dict(start_from.state_dict())
+    model.to(args.device)
     model.set_kda("chunked", args.kda_chunk)
     n_params = sum(p.numel() for p in model.parameters())
     train, dropped = load_split(os.path.join(args.data, "train.ids.jsonl"), args.max_len)
@@ -239,12 +262,12 @@ def run(rank, args):
     sched = lambda s, prog: min(1.0, (s + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(prog, 1.0))))
     first = 0
     if args.resume:  # weights, optimizer and step; the data order restarts from a step-derived seed
-        state = torch.load(args.resume)
-        model.load_state_dict(state["model"])
+        state = torch.load(args.resume, map_location=args.device)
+        model.load_state_dict(state["model"])  # load_state_dict copies onto the model's device
         opt.load_state_dict(state["optimizer"])
         first = state["step"]
     data_seed = f"{args.seed}-{first}" + (f"-{rank}" if args.ranks > 1 else "")
-    it = batches(train, args.batch_tokens, random.Random(data_seed))
+    it = batches(train, args.batch_tokens, random.Random(data_seed), args.sort_group)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     log = open(args.out + ".log.jsonl", "a" if args.resume else "w") if lead else None
     start, tokens = time.time(), 0
@@ -290,6 +313,7 @@ def run(rank, args):
                "parameters": n_params}
     print(json.dumps(summary), flush=True)
     log.write(json.dumps(summary) + "\n")
+    model.cpu()
     checkpoint.export(model, args.out, top, tokenizer_dir=tok_dir)
     torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step + 1, "args": vars(args)},
                args.out + ".train_state.pt")
