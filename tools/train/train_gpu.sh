@@ -15,14 +15,13 @@ out=$1 minutes=$2
 shift 2
 mkdir -p "$out"
 py=${PYTHON:-python3} device=${DEVICE:-cuda} batch=${BATCH_TOKENS:-65536}  # overrides: smoke tests on a CPU
-port=29600
 pids=()
 for spec in "$@"; do
   IFS=: read -r name data sizes <<< "$spec"
   echo "== $(date +%H:%M:%S) $name: data $data, sizes $sizes"
   PYTHONUNBUFFERED=1 $py tools/train/train.py --device "$device" --data "$data" --out "$out/$name" --sizes "$sizes" \
     --steps 100000 --minutes "$minutes" --batch-tokens "$batch" --sort-group 4096 --warmup 100 --seed 0 \
-    --log-every 50 --eval-every 500 --eval-rows 100 --port $((port++)) > "$out/$name.out" 2>&1 &
+    --log-every 50 --eval-every 500 --eval-rows 100 > "$out/$name.out" 2>&1 &
   pids+=($!)
 done
 rc=0
