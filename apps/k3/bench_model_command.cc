@@ -50,6 +50,7 @@ struct BenchModelFlags {
   std::string gemm_precision = "fp32";
   std::string expert_activations = "fp32";
   std::string weight_quant = "none";
+  bool mmap_weights = false;
   std::string kv_cache_dtype = "auto";
   kernels::LatentDtype cache_dtype = kernels::LatentDtype::kBf16;  // from kv_cache_dtype
   int decode_context = 16;  // tokens prefilled before the timed decode steps
@@ -244,7 +245,8 @@ void PrintChunkedPrefill(const model::Model& m, const BenchModelFlags& f) {
 
 int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::ThreadPool* pool) {
   auto bf16 = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16",
-                                                   model::testing::BenchFamily::kK3Bf16, pool);
+                                                   model::testing::BenchFamily::kK3Bf16, pool,
+                                                   LoadOptionsOf({}, f.mmap_weights));
   if (!bf16.ok()) {
     K3_LOG(kError) << bf16.status().ToString();
     return 1;
@@ -299,14 +301,15 @@ int RunBenchModel(BenchModelFlags& f) {
   base::ThreadPool pool(f.threads);
   const std::string dir =
       f.model.empty() ? f.cache_dir + "/" + model::testing::BenchFamilyDir(*family) : f.model;
-  auto model = model::testing::LoadOrMakeBenchModel(dir, *family, &pool, *quant);
+  auto model = model::testing::LoadOrMakeBenchModel(dir, *family, &pool,
+                                                    LoadOptionsOf(*quant, f.mmap_weights));
   if (!model.ok()) {
     K3_LOG(kError) << model.status().ToString();
     return 1;
   }
   const model::Model& m = **model;
   if (*quant != model::WeightQuant::kNone) {
-    auto exact = model::Model::Load(dir, &pool);
+    auto exact = model::Model::Load(dir, &pool, LoadOptionsOf({}, f.mmap_weights));
     if (!exact.ok()) {
       K3_LOG(kError) << exact.status().ToString();
       return 1;
@@ -369,6 +372,7 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
   AddGemmPrecisionFlag(app, &f->gemm_precision);
   AddExpertActivationsFlag(app, &f->expert_activations);
   AddWeightQuantFlag(app, &f->weight_quant);
+  AddMmapWeightsFlag(app, &f->mmap_weights);
   AddKvCacheDtypeFlag(app, &f->kv_cache_dtype);
   app.add_option("--decode-context", f->decode_context, "Tokens prefilled before decode steps")
       ->capture_default_str();

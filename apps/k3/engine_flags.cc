@@ -92,6 +92,13 @@ void AddWeightQuantFlag(CLI::App& app, std::string* value) {
       ->capture_default_str();
 }
 
+void AddMmapWeightsFlag(CLI::App& app, bool* value) {
+  app.add_flag("--mmap-weights", *value,
+               "Map the checkpoint files (4 KiB page-cache pages: instant start, memory shared "
+               "between processes) instead of reading them into 2 MiB pages, which decode "
+               "streams ~1.3x faster (docs/model.md, \"Weight pages\")");
+}
+
 void AddKvCacheDtypeFlag(CLI::App& app, std::string* value) {
   app.add_option("--kv-cache-dtype", *value,
                  "Latent (MLA) cache element type: auto (= bf16), bf16, fp32, or fp8_e4m3 with a "
@@ -139,6 +146,7 @@ void AddEngineFlags(CLI::App& app, EngineFlags* f) {
   AddGemmPrecisionFlag(app, &f->gemm_precision);
   AddExpertActivationsFlag(app, &f->expert_activations);
   AddWeightQuantFlag(app, &f->weight_quant_name);
+  AddMmapWeightsFlag(app, &f->mmap_weights);
   AddKvCacheDtypeFlag(app, &f->kv_cache_dtype_name);
   app.add_option("--max-model-len", c.max_model_len,
                  "Longest prompt + output in tokens (0 = what the model and cache allow)")

@@ -9,9 +9,18 @@
 #include "engine/engine_config.h"
 #include "kernels/op_args.h"
 #include "model/batch.h"
+#include "model/model.h"
 #include "model/weight_quant.h"
 
 namespace k3::app {
+
+// Model::Load's options for --weight-quant's value and --mmap-weights.
+inline model::LoadOptions LoadOptionsOf(model::WeightQuant quant, bool mmap_weights) {
+  model::LoadOptions options(quant);
+  options.pages =
+      mmap_weights ? weights::MappedFile::Pages::kFile : weights::MappedFile::Pages::kHuge;
+  return options;
+}
 
 struct EngineFlags {
   engine::EngineConfig config;
@@ -21,6 +30,8 @@ struct EngineFlags {
   std::string expert_activations = "fp32";
   std::string weight_quant_name = "none";
   model::WeightQuant weight_quant = model::WeightQuant::kNone;  // from weight_quant_name
+  bool mmap_weights = false;
+  model::LoadOptions load_options() const { return LoadOptionsOf(weight_quant, mmap_weights); }
   std::string kv_cache_dtype_name = "auto";
   kernels::LatentDtype kv_cache_dtype = kernels::LatentDtype::kBf16;  // from kv_cache_dtype_name
   // The runner's options these flags select (the latent cache's dtype).
@@ -43,6 +54,8 @@ void AddExpertActivationsFlag(CLI::App& app, std::string* value);
 base::Status ApplyExpertActivations(const std::string& name);
 // --weight-quant alone.
 void AddWeightQuantFlag(CLI::App& app, std::string* value);
+// --mmap-weights: map the checkpoint files instead of reading them into 2 MiB pages.
+void AddMmapWeightsFlag(CLI::App& app, bool* value);
 // --kv-cache-dtype alone and its values (vLLM's and SGLang's spelling): fp32, bf16, fp8_e4m3
 // (also fp8), or auto = bf16. The CLI default is bf16, what a BF16 model's user expects and half
 // fp32's bytes per token; the library default (model::ForwardOptions) stays fp32, and the tests

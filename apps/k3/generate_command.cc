@@ -29,6 +29,7 @@ struct GenerateFlags {
   bool mxfp8_experts = false;
   std::string expert_activations = "fp32";
   std::string weight_quant = "none";
+  bool mmap_weights = false;
   std::string kv_cache_dtype = "auto";
   std::string dump_logits;
   std::string kda_mode = "auto";
@@ -79,12 +80,14 @@ base::Status RunGenerate(const GenerateFlags& f) {
   K3_LOG(kInfo) << "loading " << f.model;
   K3_ASSIGN_OR_RETURN(auto backend, MakeBackend(f.backend, &pool));
   K3_ASSIGN_OR_RETURN(model::WeightQuant quant, model::ParseWeightQuant(f.weight_quant));
-  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(f.model, std::move(backend), quant, &pool));
+  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(f.model, std::move(backend),
+                                                     LoadOptionsOf(quant, f.mmap_weights), &pool));
   const model::ModelConfig& config = model->config();
   K3_LOG(kInfo) << model::FamilyName(config.family) << ": " << config.num_layers << " layers ("
                 << config.num_kda_layers() << " KDA, " << config.num_mla_layers()
                 << " MLA), hidden " << config.hidden << ", vocab " << config.vocab << ", "
-                << model->checkpoint().mapped_bytes() / 1e6 << " MB mapped";
+                << model->checkpoint().mapped_bytes() / 1e6 << " MB of weights "
+                << (f.mmap_weights ? "mapped" : "in memory");
   std::unique_ptr<text::Tokenizer> tokenizer;
   std::vector<int32_t> prompt;
   if (!f.prompt_ids.empty()) {
@@ -151,6 +154,7 @@ CommandFn AddGenerateCommand(CLI::App& app) {
                "Quantise routed-expert inputs to MXFP8 (default: exact FP32 activations)");
   AddExpertActivationsFlag(app, &f->expert_activations);
   AddWeightQuantFlag(app, &f->weight_quant);
+  AddMmapWeightsFlag(app, &f->mmap_weights);
   AddKvCacheDtypeFlag(app, &f->kv_cache_dtype);
   app.add_option("--kda-mode", f->kda_mode, "auto, recurrent or chunked")->capture_default_str();
   app.add_option("--mla-mode", f->mla_mode, "auto, naive or absorbed")->capture_default_str();

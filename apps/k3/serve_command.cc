@@ -132,7 +132,7 @@ base::Result<std::unique_ptr<engine::Engine>> MakeServeEngine(const ServeFlags& 
                                                               base::ThreadPool* pool,
                                                               cache::KvEventChannel* kv_channel) {
   K3_ASSIGN_OR_RETURN(std::shared_ptr<const model::Model> model,
-                      model::Model::Load(dir, pool, f.engine.weight_quant));
+                      model::Model::Load(dir, pool, f.engine.load_options()));
   return engine::Engine::Create(
       std::make_unique<engine::K3ModelRunner>(std::move(model), f.engine.runner_options()),
       f.engine.config, f.kv_events.empty() ? nullptr : kv_channel);

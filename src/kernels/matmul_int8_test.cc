@@ -192,6 +192,45 @@ TEST(Int8ActivationsTest, EveryMxfp4ByteUnderEveryScale) {
   }
 }
 
+// Full 128-column chunks take a shortcut for their E8M0 scales when all four lie in [2, 254]
+// (matmul_vnni.cc): row r's block b has scale byte (r + b) % 256, so every byte value sits at
+// every position of a chunk, beside normal ones and beside the subnormal (0, 1) and NaN (255)
+// bytes that must take the exact conversion.
+TEST(Int8ActivationsTest, FullChunksUnderEveryScaleByte) {
+  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  constexpr int64_t kRows = 256, kCols = 256;
+  TestWeights t;
+  t.Allocate(WeightFormat::kMxfp4, kRows, kCols);
+  std::mt19937 rng(9);
+  for (uint8_t& b : t.data) b = static_cast<uint8_t>(rng());
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t b = 0; b < kCols / 32; ++b) {
+      t.mx_scales[r * (kCols / 32) + b] = static_cast<uint8_t>((r + b) % 256);
+    }
+  }
+  const std::vector<float> x = Activations(3 * kCols, rng);
+  const size_t n = static_cast<size_t>(3 * kRows);
+  std::vector<float> want(n), got(n);
+  detail::MatMulInt8Definition(x.data(), 3, t.w, want.data());
+  {
+    Int8Scope int8;
+    detail::MatMulWithIsa(Isa::kAvx512, Regime::kDecode, x.data(), 3, t.w, got.data());
+  }
+  // Float32 sums in another order than the definition's: the bound is relative to sum |x w|.
+  const std::vector<double> abs = matmul_testing::AbsProducts(x, 3, t.w);
+  int compared = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "output " << i;
+      continue;
+    }
+    if (!(abs[i] < 0x1p120)) continue;  // as in EveryMxfp4ByteUnderEveryScale
+    EXPECT_NEAR(got[i], want[i], 2e-5 * abs[i] + 1e-37) << "output " << i;
+    ++compared;
+  }
+  EXPECT_GT(compared, 200);
+}
+
 // kInt8Block: QuantizeInt8Block stays within scale / 2 of every weight, Int8BlockOffset places
 // each column once, and every path that is not the integer kernels (scalar, AVX2, and AVX-512
 // without VNNI) computes the exact product of the stored weights.

@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <chrono>
 #include <limits>
 #include <string>
 
@@ -83,16 +84,44 @@ Model::Model(weights::Checkpoint checkpoint, ModelConfig config, ModelWeights we
 
 Model::~Model() = default;
 
+namespace {
+
+// Opens `dir` with its shards placed as `pages` asks; logs where they went when that took long
+// enough to notice.
+base::Result<weights::Checkpoint> OpenCheckpoint(const std::filesystem::path& dir,
+                                                 weights::MappedFile::Pages pages) {
+  using Pages = weights::MappedFile::Pages;
+  static const bool huge_available = weights::MappedFile::HugePagesAvailable();
+  if (pages == Pages::kHuge && !huge_available) {
+    K3_LOG(kWarning) << "transparent huge pages are off (/sys/kernel/mm/transparent_hugepage/"
+                        "enabled): mapping the checkpoint files instead of reading them";
+    pages = Pages::kFile;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  K3_ASSIGN_OR_RETURN(weights::Checkpoint checkpoint, weights::Checkpoint::Open(dir, pages));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (pages == Pages::kHuge && seconds > 0.5) {
+    K3_LOG(kInfo) << "read " << checkpoint.mapped_bytes() / 1e9 << " GB of weights into 2 MiB "
+                  << "pages in " << seconds << " s (--mmap-weights maps the files instead)";
+  }
+  return checkpoint;
+}
+
+}  // namespace
+
 base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& dir,
-                                                 base::ThreadPool* pool, WeightQuant quant) {
-  return Load(dir, std::make_unique<kernels::CpuBackend>(pool), quant, pool);
+                                                 base::ThreadPool* pool, LoadOptions options) {
+  return Load(dir, std::make_unique<kernels::CpuBackend>(pool), options, pool);
 }
 
 base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& dir,
                                                  std::unique_ptr<kernels::Backend> backend,
-                                                 WeightQuant quant, base::ThreadPool* quant_pool) {
+                                                 LoadOptions options,
+                                                 base::ThreadPool* quant_pool) {
   K3_CHECK(backend != nullptr) << "Model::Load needs a backend";
-  K3_ASSIGN_OR_RETURN(weights::Checkpoint checkpoint, weights::Checkpoint::Open(dir));
+  K3_ASSIGN_OR_RETURN(weights::Checkpoint checkpoint, OpenCheckpoint(dir, options.pages));
+  const WeightQuant quant = options.quant;
   K3_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(checkpoint.config_json()));
   K3_ASSIGN_OR_RETURN(ModelWeights w, LoadModelWeights(checkpoint, config));
   if (quant == WeightQuant::kInt8) {

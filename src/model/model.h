@@ -77,18 +77,29 @@ struct ForwardMemory {
   Workspace& workspace;
 };
 
+// How Model::Load places and transforms the weights.
+struct LoadOptions {
+  LoadOptions(WeightQuant q = WeightQuant::kNone) : quant(q) {}  // NOLINT: implicit on purpose
+  // kInt8 re-quantises the dense projections at load (weight_quant.h).
+  WeightQuant quant;
+  // kHuge: the shards are read into 2 MiB-page memory (the decode kernels stream them faster,
+  // mapped_file.h), falling back to kFile where the kernel has no transparent huge pages. kFile:
+  // mapped (instant start, page cache shared between processes).
+  weights::MappedFile::Pages pages = weights::MappedFile::Pages::kHuge;
+};
+
 class Model {
  public:
-  // Opens an HF checkpoint folder, parses its config and binds every tensor (mapped, not copied).
-  // The forward pass runs on a CpuBackend over `pool` (nullptr: the calling thread only).
-  // `quant` kInt8 re-quantises the dense projections at load (weight_quant.h).
+  // Opens an HF checkpoint folder, parses its config and binds every tensor in place (no copy
+  // beyond the page placement of `options.pages`). The forward pass runs on a CpuBackend over
+  // `pool` (nullptr: the calling thread only).
   static base::Result<std::unique_ptr<Model>> Load(const std::filesystem::path& dir,
                                                    base::ThreadPool* pool = nullptr,
-                                                   WeightQuant quant = WeightQuant::kNone);
+                                                   LoadOptions options = {});
   // The same on a backend of the caller's choice (docs/adding-a-backend.md).
   static base::Result<std::unique_ptr<Model>> Load(const std::filesystem::path& dir,
                                                    std::unique_ptr<kernels::Backend> backend,
-                                                   WeightQuant quant = WeightQuant::kNone,
+                                                   LoadOptions options = {},
                                                    base::ThreadPool* quant_pool = nullptr);
   ~Model();
 

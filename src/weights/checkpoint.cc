@@ -29,8 +29,8 @@ struct Shard {
   SafetensorsHeader header;
 };
 
-base::Result<Shard> LoadShard(const std::filesystem::path& path) {
-  K3_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
+base::Result<Shard> LoadShard(const std::filesystem::path& path, MappedFile::Pages pages) {
+  K3_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path, pages));
   base::Result<SafetensorsHeader> header = ParseSafetensorsHeader(file.bytes());
   if (!header.ok()) return header.status().WithContext(path.string());
   return Shard{std::move(file), std::move(header).value()};
@@ -105,6 +105,7 @@ struct Checkpoint::Impl {
   std::vector<MappedFile> shards;
   std::map<std::string, TensorLocation, std::less<>> tensors;
   uint64_t mapped_bytes = 0;
+  MappedFile::Pages pages = MappedFile::Pages::kFile;
 
   size_t AddShard(MappedFile file) {
     mapped_bytes += file.size();
@@ -123,7 +124,7 @@ base::Status Checkpoint::Impl::LoadIndexed(const std::filesystem::path& index_pa
   for (const auto& [name, shard_name] : weight_map) {
     auto it = loaded.find(shard_name);
     if (it == loaded.end()) {
-      base::Result<Shard> shard = LoadShard(dir / shard_name);
+      base::Result<Shard> shard = LoadShard(dir / shard_name, pages);
       if (!shard.ok())
         return shard.status().WithContext(std::string(kIndexFile) + " shard '" + shard_name + "'");
       size_t id = AddShard(std::move(shard->file));
@@ -142,7 +143,7 @@ base::Status Checkpoint::Impl::LoadIndexed(const std::filesystem::path& index_pa
 base::Status Checkpoint::Impl::LoadAll(const std::vector<std::filesystem::path>& paths) {
   std::vector<std::string> owner;  // shard file name per shard id, for messages
   for (const std::filesystem::path& path : paths) {
-    K3_ASSIGN_OR_RETURN(Shard shard, LoadShard(path));
+    K3_ASSIGN_OR_RETURN(Shard shard, LoadShard(path, pages));
     size_t id = AddShard(std::move(shard.file));
     owner.push_back(path.filename().string());
     for (const SafetensorsEntry& entry : shard.header.tensors) {
@@ -161,9 +162,11 @@ Checkpoint::Checkpoint(Checkpoint&&) noexcept = default;
 Checkpoint& Checkpoint::operator=(Checkpoint&&) noexcept = default;
 Checkpoint::~Checkpoint() = default;
 
-base::Result<Checkpoint> Checkpoint::Open(const std::filesystem::path& dir) {
+base::Result<Checkpoint> Checkpoint::Open(const std::filesystem::path& dir,
+                                          MappedFile::Pages pages) {
   auto impl = std::make_unique<Impl>();
   impl->dir = dir;
+  impl->pages = pages;
   K3_ASSIGN_OR_RETURN(MappedFile config, MappedFile::Open(dir / "config.json"));
   impl->config_json.assign(reinterpret_cast<const char*>(config.bytes().data()), config.size());
   if (IsRegularFile(dir / kIndexFile)) {

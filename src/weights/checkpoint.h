@@ -14,6 +14,7 @@
 #include "base/result.h"
 #include "tensor/dtype.h"
 #include "tensor/tensor_view.h"
+#include "weights/mapped_file.h"
 
 namespace k3::weights {
 
@@ -21,8 +22,10 @@ class Checkpoint {
  public:
   // Opens DIR: reads DIR/config.json (kept as text; the model parses it), then either the index
   // model.safetensors.index.json (weight_map name -> shard file) or the single model.safetensors,
-  // and maps every shard read-only. Headers are validated here (see safetensors.h).
-  static base::Result<Checkpoint> Open(const std::filesystem::path& dir);
+  // and maps every shard read-only, or with Pages::kHuge reads each into 2 MiB-page memory
+  // (mapped_file.h says why). Headers are validated here (see safetensors.h).
+  static base::Result<Checkpoint> Open(const std::filesystem::path& dir,
+                                       MappedFile::Pages pages = MappedFile::Pages::kFile);
 
   Checkpoint(Checkpoint&&) noexcept;
   Checkpoint& operator=(Checkpoint&&) noexcept;

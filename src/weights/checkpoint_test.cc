@@ -178,16 +178,19 @@ TEST(CheckpointTest, OpensAShardedCheckpointThroughItsIndex) {
   f.WriteGoodIndex();
   // A stray model.safetensors is ignored when the index exists.
   Write(f.tmp.path() / "model.safetensors", {Random("stray", DType::kF32, {1})});
-  auto ckpt = Checkpoint::Open(f.tmp.path());
-  ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
-  EXPECT_EQ(ckpt->TensorNames(),
-            (std::vector<std::string>{"a.weight", "b.weight", "c.scale", "c.weight"}));
-  for (const OwnedTensor& t : f.shard1) ExpectSameTensor(*ckpt, t);
-  ExpectSameTensor(*ckpt, f.shard2[0]);
-  ExpectSameTensor(*ckpt, f.shard2[1]);
-  EXPECT_FALSE(ckpt->Contains("unlisted"));
-  EXPECT_FALSE(ckpt->Contains("stray"));
-  EXPECT_EQ(ckpt->mapped_bytes(), FileSize(f.s1) + FileSize(f.s2));  // each shard mapped once
+  // Mapped, or read into 2 MiB pages: the same tensors either way.
+  for (MappedFile::Pages pages : {MappedFile::Pages::kFile, MappedFile::Pages::kHuge}) {
+    auto ckpt = Checkpoint::Open(f.tmp.path(), pages);
+    ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+    EXPECT_EQ(ckpt->TensorNames(),
+              (std::vector<std::string>{"a.weight", "b.weight", "c.scale", "c.weight"}));
+    for (const OwnedTensor& t : f.shard1) ExpectSameTensor(*ckpt, t);
+    ExpectSameTensor(*ckpt, f.shard2[0]);
+    ExpectSameTensor(*ckpt, f.shard2[1]);
+    EXPECT_FALSE(ckpt->Contains("unlisted"));
+    EXPECT_FALSE(ckpt->Contains("stray"));
+    EXPECT_EQ(ckpt->mapped_bytes(), FileSize(f.s1) + FileSize(f.s2));  // each shard read once
+  }
 }
 
 TEST(CheckpointTest, IndexNamingAMissingShardIsNotFound) {

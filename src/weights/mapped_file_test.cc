@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -28,6 +29,43 @@ TEST(MappedFileTest, MapsTheWholeFile) {
   file->Advise(MappedFile::Advice::kWillNeed);  // a hint: nothing observable changes
   file->Advise(MappedFile::Advice::kRandom);
   EXPECT_EQ(Text(*file), std::string("hello\0world", 11));
+}
+
+// kHuge reads the file into its own memory: the same bytes, at a 2 MiB-aligned address, for sizes
+// below, at and across a huge page (the mapping is rounded out to whole huge pages).
+TEST(MappedFileTest, HugePagesHoldTheSameBytes) {
+  TempDir tmp;
+  // 40 MiB + 5: read by several threads where the machine has several cores (16 MiB pieces).
+  for (size_t size :
+       {size_t{1}, size_t{4097}, size_t{2} << 20, (size_t{2} << 20) + 3, (size_t{40} << 20) + 5}) {
+    std::string content(size, '\0');
+    for (size_t i = 0; i < size; ++i) content[i] = static_cast<char>((i * 131 + size) % 251);
+    WriteFile(tmp.path() / "w.bin", content);
+    auto file = MappedFile::Open(tmp.path() / "w.bin", MappedFile::Pages::kHuge);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    EXPECT_EQ(file->pages(), MappedFile::Pages::kHuge);
+    EXPECT_EQ(file->size(), size);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(file->bytes().data()) % (size_t{2} << 20), 0u);
+    EXPECT_TRUE(Text(*file) == content) << size;
+    MappedFile moved(std::move(file).value());  // the move keeps the memory and its release
+    EXPECT_TRUE(Text(moved) == content) << size;
+  }
+  auto empty_dir = MappedFile::Open(tmp.path(), MappedFile::Pages::kHuge);
+  EXPECT_EQ(empty_dir.status().code(), base::StatusCode::kDataLoss);
+  WriteFile(tmp.path() / "empty", "");
+  auto empty = MappedFile::Open(tmp.path() / "empty", MappedFile::Pages::kHuge);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->bytes().empty());
+}
+
+// The file is copied, not mapped: changing it afterwards changes nothing read (and cannot SIGBUS).
+TEST(MappedFileTest, HugePagesAreACopy) {
+  TempDir tmp;
+  WriteFile(tmp.path() / "a.bin", "abcdef");
+  auto file = MappedFile::Open(tmp.path() / "a.bin", MappedFile::Pages::kHuge);
+  ASSERT_TRUE(file.ok());
+  WriteFile(tmp.path() / "a.bin", "");
+  EXPECT_EQ(Text(*file), "abcdef");
 }
 
 TEST(MappedFileTest, EmptyFileIsAnEmptySpan) {

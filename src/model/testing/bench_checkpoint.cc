@@ -80,13 +80,13 @@ std::string BenchFamilyDir(BenchFamily family) {
 base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::filesystem::path& dir,
                                                                  BenchFamily family,
                                                                  base::ThreadPool* pool,
-                                                                 model::WeightQuant quant) {
+                                                                 model::LoadOptions options) {
   if (!std::filesystem::exists(dir / "config.json")) {
     K3_LOG(kInfo) << "generating the " << BenchFamilyName(family) << " benchmark model in "
                   << dir.string() << " (once)";
     K3_RETURN_IF_ERROR(WriteSyntheticCheckpoint(BenchFamilyConfig(family).dump(2), dir));
   }
-  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(dir, pool, quant));
+  K3_ASSIGN_OR_RETURN(auto model, model::Model::Load(dir, pool, options));
   TouchAllWeights(*model);
   return model;
 }

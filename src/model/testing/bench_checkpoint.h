@@ -53,9 +53,10 @@ std::string BenchFamilyDir(BenchFamily family);
 
 // Loads the benchmark model from `dir`, writing `family`'s checkpoint there first if there is no
 // config.json, and touches every weight page.
-base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(
-    const std::filesystem::path& dir, BenchFamily family, base::ThreadPool* pool,
-    model::WeightQuant quant = model::WeightQuant::kNone);
+base::Result<std::unique_ptr<model::Model>> LoadOrMakeBenchModel(const std::filesystem::path& dir,
+                                                                 BenchFamily family,
+                                                                 base::ThreadPool* pool,
+                                                                 model::LoadOptions options = {});
 
 // Reads one byte of every page of the weights, so timed runs do not pay first-touch page faults
 // of the memory-mapped weights (a server pays them once, at warm-up).
