@@ -83,6 +83,19 @@ K3_INLINE __m512 Bf16ChunkScales(const void* scales, int64_t chunk) {
   return _mm512_castsi512_ps(_mm512_shuffle_epi8(_mm512_set1_epi64(bits), spread));
 }
 
+// The chunk's weight scales s_w as ChunkScales gives them, by the shortcuts above where they apply
+// (full chunks; MXFP4 only when all four scales are normal).
+template <WeightFormat F>
+K3_INLINE __m512 WeightScales(const void* scales, int64_t chunk, int blocks) {
+  if (blocks == kInt8ChunkBlocks) {
+    if constexpr (F != WeightFormat::kMxfp4) return Bf16ChunkScales(scales, chunk);
+    uint32_t e;
+    std::memcpy(&e, static_cast<const uint8_t*>(scales) + chunk * kInt8ChunkBlocks, 4);
+    if (NormalE8M0(e)) return NormalChunkScales(e);
+  }
+  return ChunkScales<F>(scales, chunk, blocks);
+}
+
 // The chunk's weights as the unsigned integers k + offset: lo = the even columns of slots 0..3,
 // hi = the odd ones. 4-bit: 64 bytes (16 per block at the row's end), low and high nibbles;
 // kInt8Block: 128 bytes (32 per block), evens then odds (Int8BlockOffset), taken as they are.
@@ -132,20 +145,7 @@ void Tile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
       if constexpr (kChunkBytes > 64) Prefetch(g.bytes[i], k * kChunkBytes + 64 + kPrefetchBytes);
       __m512i lo, hi;
       ChunkWeights<F>(g.bytes[i] + k * kChunkBytes, in_chunk, m, &lo, &hi);
-      __m512 sw;
-      uint32_t e = 0;
-      if constexpr (F == WeightFormat::kMxfp4) {
-        if (in_chunk == 4) {
-          std::memcpy(&e, static_cast<const uint8_t*>(g.scales[i]) + k * kInt8ChunkBlocks, 4);
-        }
-      }
-      if (F == WeightFormat::kMxfp4 && in_chunk == 4 && NormalE8M0(e)) {
-        sw = NormalChunkScales(e);
-      } else if (F != WeightFormat::kMxfp4 && in_chunk == 4) {
-        sw = Bf16ChunkScales(g.scales[i], k);
-      } else {
-        sw = ChunkScales<F>(g.scales[i], k, in_chunk);
-      }
+      const __m512 sw = WeightScales<F>(g.scales[i], k, in_chunk);
 #pragma GCC unroll 4
       for (int t = 0; t < TB; ++t) {
         const int64_t at = (t0 + t) * chunks + k;
