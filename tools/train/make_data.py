@@ -24,6 +24,7 @@ import subprocess
 import sys
 
 import data_pools as P
+import data_variety as V
 
 KINDS = [("call", 30), ("answer", 20), ("multi", 12), ("followup", 12), ("no_tool", 10), ("chat", 14), ("json", 14)]
 # --copy-practice (an experiment, off for the shipped model): training also draws "copy" records
@@ -31,6 +32,17 @@ KINDS = [("call", 30), ("answer", 20), ("multi", 12), ("followup", 12), ("no_too
 # copies a user's words into arguments, and half of the invented entities are random letters. The
 # held-out draws always use KINDS, so the held-out set does not change with it.
 COPY_KINDS = KINDS + [("copy", 48)]
+# --variety (the stop-33 runs): in training only, more phrasings per intent, dressed requests and
+# more requests that need no tool (data_variety.py), no_tool and json drawn more often. The
+# held-out draws ignore it too.
+VARIETY_WEIGHTS = {"no_tool": 24, "json": 18}
+
+
+def training_kinds(copy_practice, variety):
+    kinds = dict(COPY_KINDS if copy_practice else KINDS)
+    if variety:
+        kinds.update(VARIETY_WEIGHTS)
+    return list(kinds.items())
 INTENTS = list(P.ASK)
 # "Repeat these words" requests (chat and copy records); the last two are held-out phrasings.
 REPEAT_PHRASINGS = ["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}", "Copy this text: {w}",
@@ -38,8 +50,9 @@ REPEAT_PHRASINGS = ["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}"
 
 
 class Gen:
-    def __init__(self, rng, heldout, copy_practice=False):
+    def __init__(self, rng, heldout, copy_practice=False, variety=False):
         self.rng, self.heldout = rng, heldout
+        self.variety = variety and not heldout
         self.letters_share = 0.5 if copy_practice else 0.0
 
     def pick(self, pool):
@@ -48,8 +61,12 @@ class Gen:
             return P.invent(self.rng, pool, self.letters_share)
         return self.rng.choice(P.split(pool, self.heldout))
 
-    def phrase(self, templates):
-        return self.rng.choice(templates[-2:] if self.heldout else templates[:-2])
+    def phrase(self, templates, extra=()):
+        """A held-out template (the last two) or a training one; with --variety the training ones
+        include the extra phrasings."""
+        if self.heldout:
+            return self.rng.choice(templates[-2:])
+        return self.rng.choice(templates[:-2] + list(extra) if self.variety else templates[:-2])
 
     def date(self):
         m, d = self.rng.randrange(12), self.rng.randint(1, 28)
@@ -88,7 +105,7 @@ class Gen:
         elif intent == "set_reminder":
             a = {"text": self.pick(P.REMINDER_TEXTS), "date": a["date"], "time": self.time()}
         slots = dict(a, **s)
-        return self.phrase(P.ASK[intent]).format(**slots), a
+        return self.phrase(P.ASK[intent], V.EXTRA_ASK[intent]).format(**slots), a
 
     def follow_up(self, intent, city):
         """-> (user text, arguments dict) of a second-turn request about the first turn's city."""
@@ -97,8 +114,8 @@ class Gen:
         date_text = None
         if "date" in a:  # a fresh date, its wording and ISO form together
             a["date"], date_text = self.date()
-        text = self.phrase(P.FOLLOW_UP[intent]).format(date_text=date_text, people=a.get("people"),
-                                                       time=a.get("time"))
+        template = self.phrase(P.FOLLOW_UP[intent], V.EXTRA_FOLLOW_UP[intent])
+        text = template.format(date_text=date_text, people=a.get("people"), time=a.get("time"))
         return text, a
 
     def result(self, intent, a):
@@ -150,22 +167,23 @@ class Gen:
         if k == 0:
             x, y = r.randint(0, 60), r.randint(0, 60)
             q = self.phrase(["What is {x} plus {y}?", "Add {x} and {y}.", "{x} + {y} = ?", "Compute {x} plus {y}.",
-                             "What do {x} and {y} add up to?", "Sum of {x} and {y}?"]).format(x=x, y=y)
+                             "What do {x} and {y} add up to?", "Sum of {x} and {y}?"],
+                            V.EXTRA_CHAT["add"]).format(x=x, y=y)
             return q, f"{x} plus {y} is {x + y}.", f"{x} + {y} = {x + y}."
         if k == 1:
             x, y = r.sample(range(100), 2)
             q = self.phrase(["Which is larger, {x} or {y}?", "Is {x} bigger than {y}?", "Bigger number: {x} or {y}?",
                              "Compare {x} and {y}.", "Which number is greater, {x} or {y}?",
-                             "Of {x} and {y}, which is more?"]).format(x=x, y=y)
+                             "Of {x} and {y}, which is more?"], V.EXTRA_CHAT["compare"]).format(x=x, y=y)
             return q, f"{max(x, y)} is larger than {min(x, y)}.", f"{max(x, y)} > {min(x, y)}."
         if k == 2:
             n = self.pick(P.NAMES)
             q = self.phrase(["Say hello to {n}.", "Greet {n} for me.", "Please welcome {n}.", "Write a greeting for {n}.",
-                             "Could you greet {n}?", "Say hi to {n}."]).format(n=n)
+                             "Could you greet {n}?", "Say hi to {n}."], V.EXTRA_CHAT["greet"]).format(n=n)
             return q, f"Hello, {n}! Nice to meet you.", f"A greeting for {n}."
         if k == 3:
             w = f"{self.pick(P.NAMES)} {self.pick(P.SURNAMES)} {self.pick(P.CITIES)}"
-            q = self.phrase(REPEAT_PHRASINGS).format(w=w)
+            q = self.phrase(REPEAT_PHRASINGS, V.EXTRA_CHAT["repeat"]).format(w=w)
             return q, w, "Repeat the words exactly."
         q = r.choice(["Hi!", "Hello, who are you?", "Thanks!", "Good morning.", "What can you do?"])
         ans = {"Hi!": "Hi! How can I help you today?", "Hello, who are you?": "I am a small K3 demo assistant.",
@@ -202,7 +220,8 @@ class Gen:
                              "{n}, aged {a}, lives in {c}. Give me the details as JSON.",
                              "Parse this: {n} ({a}) from {c}.", "Turn into JSON: {n}, {a} years, {c}.",
                              "Who is this? {n} is {a} and based in {c}.",
-                             "Record the person {n} from {c}, age {a}."]).format(n=name, a=age, c=city)
+                             "Record the person {n} from {c}, age {a}."],
+                            V.EXTRA_JSON["person"]).format(n=name, a=age, c=city)
             schema = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
                                                        "city": {"type": "string"}},
                       "required": ["name", "age", "city"], "additionalProperties": False}
@@ -213,7 +232,8 @@ class Gen:
                          "I want {q} of the {p}. JSON with product and quantity please.",
                          "As JSON (product, quantity): {q} x {p}.", "Give product and quantity as JSON: {q} {p}.",
                          "JSON please, product and quantity, for {q} {p}.",
-                         "Put {q} {p} into a JSON object with product and quantity."]).format(q=qty, p=prod)
+                         "Put {q} {p} into a JSON object with product and quantity."],
+                        V.EXTRA_JSON["order"]).format(q=qty, p=prod)
         return q, {"type": "json_object"}, {"product": prod, "quantity": qty}
 
 
@@ -281,7 +301,12 @@ def build(g, kind):
         expect["tool_calls"] = [{"name": second, "arguments": a2}]
         reasoning = f"\"There\" is {a['city']} from before. I should call {second} with {json.dumps(a2)}."
     elif kind in ("chat", "no_tool", "copy"):
-        q, completion["content"], reasoning = g.copy_task() if kind == "copy" else g.chat_pair()
+        if kind == "copy":
+            q, completion["content"], reasoning = g.copy_task()
+        elif g.variety and r.random() < 0.4:
+            q, completion["content"], reasoning = V.no_tool_pair(r, g.pick, P)
+        else:
+            q, completion["content"], reasoning = g.chat_pair()
         msgs.append({"role": "user", "content": q})
         if kind == "no_tool":
             reasoning = "No tool is needed. " + reasoning
@@ -296,14 +321,18 @@ def build(g, kind):
         expect["json"] = json.loads(completion["content"])
     if mode != "off":
         completion["reasoning_content"] = reasoning
+    last = max(i for i, m in enumerate(msgs) if m["role"] == "user")
+    repeats = completion.get("content", "\0") in msgs[last]["content"]  # dressing would change the words to repeat
+    if g.variety and kind != "copy" and not repeats:
+        msgs[last] = dict(msgs[last], content=V.dress(r, msgs[last]["content"]))
     req["messages"] = msgs
     return {"kind": kind, "request": req, "completion": completion, "expect": expect}
 
 
-def generate(n, seed, heldout, copy_practice=False):
+def generate(n, seed, heldout, copy_practice=False, variety=False):
     rng = random.Random(f"{seed}-{'heldout' if heldout else 'train'}")
-    g = Gen(rng, heldout, copy_practice)
-    kinds, weights = zip(*(COPY_KINDS if copy_practice and not heldout else KINDS))
+    g = Gen(rng, heldout, copy_practice, variety)
+    kinds, weights = zip(*(KINDS if heldout else training_kinds(copy_practice, variety)))
     return [build(g, rng.choices(kinds, weights)[0]) for _ in range(n)]
 
 
@@ -330,13 +359,15 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--copy-practice", action="store_true",
                     help="experiment: add random-letter copy records and random-letter invented entities to training")
+    ap.add_argument("--variety", action="store_true",
+                    help="training only: more phrasings, dressed requests, more no-tool requests (data_variety.py)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     model = args.model or os.path.join(args.out, "demo")
     if not args.model:
         subprocess.run([args.k3, "render", "--write-demo", model], check=True)
     for split, n in (("train", args.train), ("heldout", args.heldout)):
-        records = generate(n, args.seed, split == "heldout", args.copy_practice)
+        records = generate(n, args.seed, split == "heldout", args.copy_practice, args.variety)
         with open(os.path.join(args.out, f"{split}.jsonl"), "w") as f:
             f.writelines(json.dumps(x) + "\n" for x in records)
         counts = render(args.k3, model, records, os.path.join(args.out, f"{split}.ids.jsonl"))

@@ -7,10 +7,11 @@
 #
 #   tools/train/reproduce.sh [--gpu] [OUT_DIR]    (default /tmp/k3-demo-run; K3=path/to/k3 to override)
 #
-# --gpu: the shipped model's recipe (since stop 31): 200,000 conversations with copy practice, the
+# --gpu: the shipped model's recipe (since stop 33): 200,000 conversations with copy practice, the
 #   wide shape (sizes.wide_sizes), 64 Ki-token batches on one CUDA device, 516 steps then a warm
-#   restart of 523 (65 M tokens; ~11 min on one H200; tools/train/README.md "GPU runs"). PYTHON=
-#   the interpreter whose torch sees the device.
+#   restart of 523 (stop 31), then a third run of 779 steps on 200,000 conversations with
+#   --variety as well (stop 33; 113 M tokens in all, ~17 min on one H200; tools/train/README.md
+#   "GPU runs"). PYTHON= the interpreter whose torch sees the device.
 # without it: the one-hour recipe on 2 CPU cores (tiny shape, 24,000 conversations; the model
 #   shipped at stops 29-30, ~85 min in all).
 #
@@ -25,6 +26,7 @@ k3=${K3:-build/release/apps/k3/k3}
 out=${1:-/tmp/k3-demo-run}
 py=${PYTHON:-/usr/bin/python3}
 mkdir -p "$out"
+distill_data="$out/data"  # the prompts the draft's distillation replies to
 stage() { echo "== $(date +%H:%M:%S) $*"; }
 
 if [ $gpu = 1 ]; then
@@ -35,10 +37,18 @@ if [ $gpu = 1 ]; then
   stage "target, stage 1 (train.py --device cuda, 516 steps)"
   $py tools/train/train.py "${gpu_args[@]}" --out "$out/stage1" --steps 516 --seed 0
   stage "target, stage 2 (a warm restart from stage 1, 523 steps)"
-  $py tools/train/train.py "${gpu_args[@]}" --out "$out/k3-demo" --init "$out/stage1" --steps 523 --lr 1.5e-3 \
+  $py tools/train/train.py "${gpu_args[@]}" --out "$out/stage2" --init "$out/stage1" --steps 523 --lr 1.5e-3 \
     --warmup 50 --seed 1
-  cat "$out/stage1.log.jsonl" "$out/k3-demo.log.jsonl" > "$out/both.log.jsonl"  # plot_loss.py reads both runs
-  mv "$out/both.log.jsonl" "$out/k3-demo.log.jsonl"
+  stage "data (make_data.py --copy-practice --variety, 200000 conversations; the same held-out set)"
+  $py tools/train/make_data.py --k3 "$k3" --out "$out/vdata" --train 200000 --heldout 500 --seed 0 --copy-practice \
+    --variety
+  gpu_args[5]="$out/vdata"  # the value of --data
+  distill_data="$out/vdata"
+  stage "target, stage 3 (a warm restart from stage 2 on the --variety data, 779 steps)"
+  $py tools/train/train.py "${gpu_args[@]}" --out "$out/k3-demo" --init "$out/stage2" --steps 779 --lr 1.5e-3 \
+    --warmup 50 --seed 2
+  cat "$out/stage1.log.jsonl" "$out/stage2.log.jsonl" "$out/k3-demo.log.jsonl" > "$out/all.log.jsonl"
+  mv "$out/all.log.jsonl" "$out/k3-demo.log.jsonl"  # plot_loss.py reads the three runs
 else
   stage "data (make_data.py)"
   $py tools/train/make_data.py --k3 "$k3" --out "$out/data" --train 24000 --heldout 500 --seed 0
@@ -50,7 +60,7 @@ $py tools/train/plot_loss.py --log "$out/k3-demo.log.jsonl" --png "$out/k3-demo/
 stage "held-out scores through k3 serve and the official clients"
 node tests/demo_model/demo_eval_test.mjs --k3 "$k3" --model "$out/k3-demo" --work "$out/eval" || true
 stage "distillation data (the target's greedy replies through k3 serve)"
-$py tools/train/distill.py --k3 "$k3" --target "$out/k3-demo" --data "$out/data" --out "$out/distill" \
+$py tools/train/distill.py --k3 "$k3" --target "$out/k3-demo" --data "$distill_data" --out "$out/distill" \
   --train 3000 --heldout 200
 stage "draft (train.py --shape draft, 15 min)"
 $py tools/train/train.py --shape draft --data "$out/distill" --out "$out/k3-demo-draft" --steps 5000 --minutes 15 \

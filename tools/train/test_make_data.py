@@ -67,6 +67,37 @@ def pure_checks():
     check(set(modes) == {"off", "low", "high", "max"}, f"every thinking mode occurs: {dict(modes)}")
     print(f"generator: {len(train)} training and {len(held)} held-out records, kinds {dict(kinds)}")
     copy_checks(held)
+    variety_checks(held)
+
+
+def template_regex(template):
+    """A regex that finds a phrasing whatever fills its {slots}."""
+    return re.compile(".+?".join(re.escape(piece) for piece in re.split(r"\{[a-z_]+\}", template)))
+
+
+def variety_checks(held):
+    """--variety: more training phrasings and no-tool requests; the held-out set and its unseen
+    phrasings untouched."""
+    varied = make_data.generate(3000, 0, False, copy_practice=True, variety=True)
+    check(make_data.generate(600, 0, True, copy_practice=True, variety=True) == held,
+          "variety leaves the held-out set alone")
+    held_templates = [t for lists in (P.ASK, P.FOLLOW_UP) for ts in lists.values() for t in ts[-2:]]
+    held_templates += make_data.REPEAT_PHRASINGS[-2:]
+    patterns = [template_regex(t) for t in held_templates]
+    users = [m["content"] for r in varied for m in r["request"]["messages"] if m["role"] == "user"]
+    seen = {p.pattern for p in patterns for u in users if p.search(u)}
+    check(not seen, f"training records use held-out phrasings: {sorted(seen)[:3]}")
+    for pool in (P.CITIES, P.NAMES, P.PRODUCTS):
+        leaked = [w for r in varied for w in words_of(r)[1] & set(P.split(pool, True))]
+        check(not leaked, f"variety records use held-out entities {sorted(set(leaked))[:5]}")
+    kinds = collections.Counter(r["kind"] for r in varied)
+    plain = collections.Counter(r["kind"] for r in make_data.generate(3000, 0, False, copy_practice=True))
+    check(kinds["no_tool"] > 1.8 * plain["no_tool"], f"no_tool drawn more often: {kinds['no_tool']} vs {plain['no_tool']}")
+    no_tool = [r for r in varied if r["kind"] == "no_tool"]
+    check(all("tool_calls" not in r["completion"] for r in no_tool), "no_tool records call nothing")
+    distinct = {template_regex(t).pattern for ts in P.ASK.values() for t in ts[:-2]}
+    check(sum(1 for u in users if not any(re.search(d, u) for d in distinct)) > 500,
+          "training requests beyond the original templates occur")
 
 
 def copy_checks(held):

@@ -43,6 +43,7 @@ def warm_restart(data, out, work):
     """--init from `out` at learning rate 0 (no router-bias moves) over xz data -> failures."""
     failures = []
     xz = os.path.join(work, "data_xz")
+    shutil.rmtree(xz, ignore_errors=True)  # a re-run in the same work folder starts clean
     shutil.copytree(data, xz)
     plain = os.path.join(xz, "train.ids.jsonl")
     with open(plain, "rb") as src, lzma.open(plain + ".xz", "wb") as dst:

@@ -6,7 +6,9 @@
 #   tools/train/train_gpu.sh OUT_DIR MINUTES NAME:DATA_DIR:SIZES_JSON [...]
 #
 # DATA_DIR is make_data.py's output (train.ids.jsonl may be xz-compressed as train.ids.jsonl.xz);
-# SIZES_JSON overrides sizes.tiny_sizes() ({} for the shipped shape). Writes OUT_DIR/NAME/ (the
+# SIZES_JSON overrides sizes.tiny_sizes() ({} for the shipped shape). TRAIN_ARGS: more train.py
+# arguments for every run, after the defaults (so they win): e.g. "--shape wide --init DIR --lr 1.5e-3
+# --warmup 50 --seed 2" for warm restarts (stop 33). Writes OUT_DIR/NAME/ (the
 # checkpoint), OUT_DIR/NAME.log.jsonl, OUT_DIR/NAME.out (stdout and stderr) and OUT_DIR/NAME.tar
 # (all three). Used on a lent H200 for the stop-31 candidates (tools/train/README.md, "GPU runs").
 set -uo pipefail
@@ -21,7 +23,7 @@ for spec in "$@"; do
   echo "== $(date +%H:%M:%S) $name: data $data, sizes $sizes"
   PYTHONUNBUFFERED=1 $py tools/train/train.py --device "$device" --data "$data" --out "$out/$name" --sizes "$sizes" \
     --steps 100000 --minutes "$minutes" --batch-tokens "$batch" --sort-group 4096 --warmup 100 --seed 0 \
-    --log-every 50 --eval-every 500 --eval-rows 100 > "$out/$name.out" 2>&1 &
+    --log-every 50 --eval-every 500 --eval-rows 100 ${TRAIN_ARGS:-} > "$out/$name.out" 2>&1 &
   pids+=($!)
 done
 rc=0
