@@ -7,6 +7,7 @@ unseen), surface dressing (greetings before, thanks after), and more requests th
 some of them naming a city or a person the way tool requests do, so the call decision has to read
 the request rather than spot an entity. Held-out records never draw from this file.
 """
+import data_pools as P
 
 EXTRA_ASK = {
     "get_weather": ["Forecast for {city} on {date_text}?", "Is {city} going to be sunny on {date_text}?",
@@ -105,7 +106,7 @@ SUFFIXES = [" Thanks!", " Thank you.", " Cheers.", " Please.", " Thanks a lot.",
 
 
 def dress(rng, text):
-    """text, half of the time with a greeting before it and/or thanks after it."""
+    """text, about half of the time with a greeting before it and/or thanks after it."""
     if rng.random() < 0.3:
         text = rng.choice(PREFIXES) + text
     if rng.random() < 0.25:
@@ -113,7 +114,7 @@ def dress(rng, text):
     return text
 
 
-def no_tool_pair(rng, pick, pools):
+def no_tool_pair(rng, pick):
     """-> (user text, answer, reasoning) of a request no demo tool serves: other arithmetic,
     counting, spelling, and small talk that names a city, a person or a product the way tool
     requests do (so the entity alone does not decide the call)."""
@@ -131,17 +132,17 @@ def no_tool_pair(rng, pick, pools):
         q = rng.choice(["Count to {n}.", "Count from 1 to {n}, please.", "List the numbers 1 to {n}."]).format(n=n)
         return q, ", ".join(str(i) for i in range(1, n + 1)) + ".", f"Numbers from 1 to {n}."
     if k == 3:
-        city = pick(pools.CITIES)
+        city = pick(P.CITIES)
         q = rng.choice(["I loved my trip to {c}!", "{c} is my favourite city.", "Have you heard of {c}?",
                         "My sister moved to {c}."]).format(c=city)
         return q, f"{city} sounds wonderful!", f"A friendly remark about {city}; no tool is needed."
     if k == 4:
-        name = pick(pools.NAMES)
+        name = pick(P.NAMES)
         q = rng.choice(["{n} says thanks for the help.", "Tell me something nice about {n}.",
                         "{n} is my best friend.", "Is {n} a nice name?"]).format(n=name)
         return q, f"That's lovely, {name} sounds great!", f"A friendly remark about {name}."
     if k == 5:
-        w = pick(pools.PRODUCTS)
+        w = pick(P.PRODUCTS)
         q = rng.choice(["Spell the word {w}.", "How do you spell {w}?", "Spell out {w}, letter by letter."]).format(w=w)
         return q, "-".join(w.upper()), f"The letters of {w}."
     q, a = rng.choice([("Tell me a joke.", "Why did the tiny model cross the road? To reach the other token."),

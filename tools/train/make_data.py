@@ -37,16 +37,18 @@ COPY_KINDS = KINDS + [("copy", 48)]
 # held-out draws ignore it too.
 VARIETY_WEIGHTS = {"no_tool": 24, "json": 18}
 
-
-def training_kinds(copy_practice, variety):
-    kinds = dict(COPY_KINDS if copy_practice else KINDS)
-    if variety:
-        kinds.update(VARIETY_WEIGHTS)
-    return list(kinds.items())
 INTENTS = list(P.ASK)
 # "Repeat these words" requests (chat and copy records); the last two are held-out phrasings.
 REPEAT_PHRASINGS = ["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}", "Copy this text: {w}",
                     "Please repeat: {w}", "Return these words unchanged: {w}"]
+
+
+def training_kinds(copy_practice, variety):
+    """(kind, weight) pairs of the training draws; the held-out draws always use KINDS."""
+    kinds = dict(COPY_KINDS if copy_practice else KINDS)
+    if variety:
+        kinds.update(VARIETY_WEIGHTS)
+    return list(kinds.items())
 
 
 class Gen:
@@ -304,7 +306,7 @@ def build(g, kind):
         if kind == "copy":
             q, completion["content"], reasoning = g.copy_task()
         elif g.variety and r.random() < 0.4:
-            q, completion["content"], reasoning = V.no_tool_pair(r, g.pick, P)
+            q, completion["content"], reasoning = V.no_tool_pair(r, g.pick)
         else:
             q, completion["content"], reasoning = g.chat_pair()
         msgs.append({"role": "user", "content": q})
@@ -321,10 +323,11 @@ def build(g, kind):
         expect["json"] = json.loads(completion["content"])
     if mode != "off":
         completion["reasoning_content"] = reasoning
-    last = max(i for i, m in enumerate(msgs) if m["role"] == "user")
-    repeats = completion.get("content", "\0") in msgs[last]["content"]  # dressing would change the words to repeat
-    if g.variety and kind != "copy" and not repeats:
-        msgs[last] = dict(msgs[last], content=V.dress(r, msgs[last]["content"]))
+    if g.variety and kind != "copy":
+        last = max(i for i, m in enumerate(msgs) if m["role"] == "user")
+        answer = completion.get("content")
+        if answer is None or answer not in msgs[last]["content"]:  # never around words to repeat
+            msgs[last] = dict(msgs[last], content=V.dress(r, msgs[last]["content"]))
     req["messages"] = msgs
     return {"kind": kind, "request": req, "completion": completion, "expect": expect}
 
