@@ -82,6 +82,7 @@ class Backend {
   virtual void MatMul(const float* x, int64_t rows, const WeightMatrix& w, float* y,
                       Workspace& ws) = 0;
   virtual void GroupedMatMul(const GroupedMatMulArgs& args, Workspace& ws) = 0;
+  virtual void GroupedMlp(const GroupedMlpArgs& args, Workspace& ws) = 0;
   // out[i] = table[ids[i]] as float32 (embedding lookup); ids: host, [count].
   virtual void GatherRows(const WeightMatrix& table, const int32_t* ids, int64_t count,
                           float* out) = 0;

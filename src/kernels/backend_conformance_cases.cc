@@ -2,6 +2,7 @@
 // Tolerances are stated per case: float32 kernels against double oracles; FastExp/FastTanh are
 // within a few ulp, so elementwise ops get rtol 1e-5.
 #include <algorithm>
+#include <deque>
 #include <numeric>
 #include <set>
 
@@ -122,6 +123,97 @@ void GroupedMatMulCase(CaseEnv& env) {
                              want.begin() + offsets[g + 1] * rows),
           matmul_testing::AbsProducts(xg, n, host_w[g]),
           "GroupedMatMul " + fc.name + " group " + std::to_string(g));
+    }
+  }
+}
+
+// Expert matrices of one shape in both backends' memories.
+struct ExpertSet {
+  ExpertSet(CaseEnv& env, const FormatCase& fc, int64_t groups, int64_t rows, int64_t cols) {
+    for (int64_t g = 0; g < groups; ++g) {
+      TestWeights& t = weights.emplace_back();
+      matmul_testing::FillRandom(t, fc, rows, cols, env.rng);
+      host.push_back(t.w);
+      dev.push_back(std::make_unique<DeviceWeights>(env.backend, t));
+      device.push_back(dev.back()->w);
+    }
+  }
+  std::deque<TestWeights> weights;  // TestWeights does not move
+  std::vector<WeightMatrix> host, device;
+  std::vector<std::unique_ptr<DeviceWeights>> dev;
+};
+
+// GroupedMlp (y written over x, as the MoE block calls it) against (a) this backend's own unfused
+// ops, which the cases above test one by one (CPU: bit-identical), and (b) the oracle, MXFP8 off,
+// within a bound carried through the GLU: each hidden value h = act(g) u' is off by at most
+// e = 1e-5 (1.2 A_g |u| + |act(g)| A_u) (A: sum |x w| of its product; |act'| <= 1.1 for SiLU and
+// SiTU, |u'| <= |u|), so each output by 1e-5 sum |h D| + sum |e D| + 1e-6.
+void GroupedMlpCase(CaseEnv& env) {
+  const int64_t groups = 5, width = 64, inter = 96, total = 17;
+  const std::vector<int64_t> offsets = {0, 3, 3, 10, 11, 17};  // an empty group included
+  for (const FormatCase& fc : {Formats()[1], Formats()[3], Formats()[4]}) {
+    ExpertSet gate(env, fc, groups, inter, width), up(env, fc, groups, inter, width),
+        down(env, fc, groups, width, inter);
+    for (ActivationKind kind : {ActivationKind::kSilu, ActivationKind::kSitu}) {
+      for (bool mxfp8 : {false, true}) {
+        const std::string what = "GroupedMlp " + fc.name + " kind " +
+                                 std::to_string(static_cast<int>(kind)) + " mxfp8 " +
+                                 std::to_string(mxfp8);
+        const ActivationShape act{kind, 0, 4.0f, 25.0f};
+        const std::vector<float> x = Normal(env.rng, total * width, 0.5f);
+        DeviceArray<float> dx(env.backend, x), dg(env.backend, std::vector<float>(total * inter)),
+            du(env.backend, std::vector<float>(total * inter)),
+            dy(env.backend, std::vector<float>(total * width));
+        env.backend.GroupedMatMul({groups, offsets.data(), gate.device.data(), dx.get(), dg.get()},
+                                  env.backend_ws);
+        env.backend.GroupedMatMul({groups, offsets.data(), up.device.data(), dx.get(), du.get()},
+                                  env.backend_ws);
+        env.backend.Glu({kind, total * inter, 4.0f, 25.0f}, dg.get(), du.get(), dg.get());
+        if (mxfp8) env.backend.QuantizeMxfp8(dg.get(), total * inter);
+        env.backend.GroupedMatMul({groups, offsets.data(), down.device.data(), dg.get(), dy.get()},
+                                  env.backend_ws);
+        env.backend.GroupedMlp({groups, offsets.data(), gate.device.data(), up.device.data(),
+                                down.device.data(), act, mxfp8, dx.get(), dx.get()},
+                               env.backend_ws);
+        const std::vector<float> got = dx.Download();
+        ExpectNear(got, dy.Download(), {1e-6, 1e-5}, what + " vs unfused");
+        if (mxfp8) continue;
+        std::vector<float> g(total * inter), u(total * inter), a(total * inter), h(total * inter);
+        std::vector<float> want(total * width);
+        env.oracle.GroupedMatMul({groups, offsets.data(), gate.host.data(), x.data(), g.data()},
+                                 env.oracle_ws);
+        env.oracle.GroupedMatMul({groups, offsets.data(), up.host.data(), x.data(), u.data()},
+                                 env.oracle_ws);
+        env.oracle.Activate({kind, total * inter, 4.0f, 25.0f}, g.data(), a.data());
+        env.oracle.Glu({kind, total * inter, 4.0f, 25.0f}, g.data(), u.data(), h.data());
+        env.oracle.GroupedMlp({groups, offsets.data(), gate.host.data(), up.host.data(),
+                               down.host.data(), act, false, x.data(), want.data()},
+                              env.oracle_ws);
+        for (int64_t k = 0; k < groups; ++k) {
+          const int64_t b = offsets[k], n = offsets[k + 1] - b;
+          auto part = [](const std::vector<float>& v, int64_t from, int64_t count) {
+            return std::vector<float>(v.begin() + from, v.begin() + from + count);
+          };
+          const std::vector<float> xk = part(x, b * width, n * width);
+          const std::vector<double> ag = matmul_testing::AbsProducts(xk, n, gate.host[k]);
+          const std::vector<double> au = matmul_testing::AbsProducts(xk, n, up.host[k]);
+          std::vector<float> e(n * inter), hk = part(h, b * inter, n * inter);
+          for (int64_t j = 0; j < n * inter; ++j) {
+            const int64_t i = b * inter + j;
+            e[j] = static_cast<float>(1e-5 *
+                                      (1.2 * ag[j] * std::fabs(u[i]) + std::fabs(a[i]) * au[j]));
+          }
+          const std::vector<double> ah = matmul_testing::AbsProducts(hk, n, down.host[k]);
+          const std::vector<double> ae = matmul_testing::AbsProducts(e, n, down.host[k]);
+          const std::vector<float> gk = part(got, b * width, n * width);
+          const std::vector<float> wk = part(want, b * width, n * width);
+          for (int64_t i = 0; i < n * width; ++i) {
+            const double tolerance = 1e-5 * ah[i] + ae[i] + 1e-6;
+            ASSERT_LE(std::fabs(double{gk[i]} - wk[i]), tolerance)
+                << what << " group " << k << " element " << i << " vs oracle";
+          }
+        }
+      }
     }
   }
 }
@@ -267,6 +359,7 @@ std::vector<OpCase> AllOpCases() {
   return {{"Memory", MemoryCase},
           {"MatMul", MatMulCase},
           {"GroupedMatMul", GroupedMatMulCase},
+          {"GroupedMlp", GroupedMlpCase},
           {"GatherRowsAndQuantizeMxfp8", GatherAndQuantizeCase},
           {"Norms", NormCase},
           {"Activations", ActivationCase},

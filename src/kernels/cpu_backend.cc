@@ -25,6 +25,10 @@ void CpuBackend::GroupedMatMul(const GroupedMatMulArgs& args, Workspace& ws) {
   CheckSlots(ws);
   cpu::GroupedMatMul(args, pool_, ws);
 }
+void CpuBackend::GroupedMlp(const GroupedMlpArgs& args, Workspace& ws) {
+  CheckSlots(ws);
+  cpu::GroupedMlp(args, pool_, ws);
+}
 void CpuBackend::GatherRows(const WeightMatrix& table, const int32_t* ids, int64_t count,
                             float* out) {
   for (int64_t i = 0; i < count; ++i) DequantizeRow(table, ids[i], out + i * table.cols);

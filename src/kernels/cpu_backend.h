@@ -23,6 +23,7 @@ class CpuBackend final : public HostBackend {
   void MatMul(const float* x, int64_t rows, const WeightMatrix& w, float* y,
               Workspace& ws) override;
   void GroupedMatMul(const GroupedMatMulArgs& args, Workspace& ws) override;
+  void GroupedMlp(const GroupedMlpArgs& args, Workspace& ws) override;
   void GatherRows(const WeightMatrix& table, const int32_t* ids, int64_t count,
                   float* out) override;
   void QuantizeMxfp8(float* x, int64_t n) override;

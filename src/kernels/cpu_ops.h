@@ -64,6 +64,7 @@ void MoeRoute(const MoeRouteArgs& args, base::Arena& scratch);
 void MoeDispatch(const MoeDispatchArgs& args);
 void MoeCombine(const MoeCombineArgs& args);
 void GroupedMatMul(const GroupedMatMulArgs& args, base::ThreadPool* pool, Workspace& ws);
+void GroupedMlp(const GroupedMlpArgs& args, base::ThreadPool* pool, Workspace& ws);
 
 // attn_res.cc
 void AttnResMix(const AttnResArgs& args, base::Arena& scratch);

@@ -255,6 +255,25 @@ struct GroupedMatMulArgs {
   float* y = nullptr;                      // [offsets[num_groups], weight rows]
 };
 
+// The routed experts' gated MLPs in one op: for the rows a of each group g,
+//   h[a] = act(x[a] G_g^T) * (x[a] U_g^T)   (Glu; rounded through MXFP8 when mxfp8_hidden),
+//   y[a] = h[a] D_g^T.
+// The same numbers as GroupedMatMul (gate, up) + Glu (+ QuantizeMxfp8) + GroupedMatMul (down),
+// but each group's three products run as one task, so a layer costs one dispatch, not three.
+// y may alias x when the down rows equal the gate columns (a group reads its own rows of x before
+// it writes its own rows of y).
+struct GroupedMlpArgs {
+  int64_t num_groups = 0;
+  const int64_t* group_offsets = nullptr;  // host, [num_groups + 1]
+  const WeightMatrix* gate = nullptr;      // host, [num_groups], [inter, width] each
+  const WeightMatrix* up = nullptr;        // host, [num_groups], [inter, width] each
+  const WeightMatrix* down = nullptr;      // host, [num_groups], [out, inter] each
+  ActivationShape act;                     // act.n is ignored (every group's rows x inter)
+  bool mxfp8_hidden = false;
+  const float* x = nullptr;  // [offsets[num_groups], width]
+  float* y = nullptr;        // [offsets[num_groups], out]
+};
+
 // out = 0; then for every assignment a in order: out[source_rows[a]] += source_weights[a] y[a].
 struct MoeCombineArgs {
   int64_t rows = 0;

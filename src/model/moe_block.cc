@@ -27,16 +27,11 @@ void RoutedExperts(const ForwardContext& ctx, const ExpertTable& experts, const 
   // The grouped products read the group bounds on the host.
   int64_t* host_offsets = ctx.host.Allocate<int64_t>(m.num_experts + 1);
   b.CopyToHost(host_offsets, offsets, (m.num_experts + 1) * sizeof(int64_t));
-  float* gate = ctx.Scratch<float>(assignments * inter);  // [assignments, I]
-  float* up = ctx.Scratch<float>(assignments * inter);    // [assignments, I]
-  b.GroupedMatMul({m.num_experts, host_offsets, experts.gate.data(), gathered, gate}, ctx.ws);
-  b.GroupedMatMul({m.num_experts, host_offsets, experts.up.data(), gathered, up}, ctx.ws);
   kernels::ActivationShape act = ActivationOf(ctx.config);
-  act.n = assignments * inter;
-  b.Glu(act, gate, up, gate);
-  if (mxfp8) b.QuantizeMxfp8(gate, assignments * inter);
-  float* y = gathered;  // [assignments, width]: the inputs are no longer needed
-  b.GroupedMatMul({m.num_experts, host_offsets, experts.down.data(), gate, y}, ctx.ws);
+  float* y = gathered;  // [assignments, width]: each expert reads its inputs before it writes
+  b.GroupedMlp({m.num_experts, host_offsets, experts.gate.data(), experts.up.data(),
+                experts.down.data(), act, mxfp8, gathered, y},
+               ctx.ws);
   b.MoeCombine({ctx.rows, assignments, width, source_rows, source_weights, y, routed});
 }
 

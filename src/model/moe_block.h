@@ -13,7 +13,7 @@ namespace k3::model {
 
 struct ForwardContext;
 
-// One MoE layer's expert matrices as the tables GroupedMatMul reads ([experts] each), built once
+// One MoE layer's expert matrices as the tables GroupedMlp reads ([experts] each), built once
 // at load; empty for dense layers.
 struct ExpertTable {
   std::vector<kernels::WeightMatrix> gate, up, down;

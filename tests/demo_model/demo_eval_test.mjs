@@ -8,7 +8,7 @@
 //
 // Fails when a category is under its floor in any run (score.mjs FLOORS; the issue's targets,
 // TARGETS, are printed beside the scores and listed where unreached), when the two
-// APIs' scores differ by more than MAX_API_GAP in a category, or when their greedy replies
+// APIs' scores differ by more than apiGap() in a category, or when their greedy replies
 // agree on fewer than MIN_GREEDY_AGREEMENT of the records. The last line is a summary.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +20,16 @@ import { FLOORS, TARGETS, categoryOf, score } from './score.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MAX_API_GAP = 0.1;
+
+// The largest gap allowed between two runs' ok rates in a category: MAX_API_GAP, or three
+// standard deviations of the difference of two binomial rates (pooled) when sampling makes that
+// wider. Sampled runs draw independently (unseeded): json_schema (n = 25) at ~40 % ok has an sd of
+// the difference of 0.14, so a flat 0.1 failed a correct server about one run in two.
+function apiGap(a, b, sampled) {
+  if (!sampled) return MAX_API_GAP;
+  const p = (a.ok + b.ok) / (a.n + b.n);
+  return Math.max(MAX_API_GAP, 3 * Math.sqrt(p * (1 - p) * (1 / a.n + 1 / b.n)));
+}
 const MIN_GREEDY_AGREEMENT = 0.95;
 const MAX_TOKENS = 512;
 
@@ -128,7 +138,7 @@ function judge(runs, tallies, results) {
   for (const [a, b] of [[0, 1], [2, 3]]) {
     for (const [c, t] of Object.entries(tallies[b])) {
       const gap = Math.abs(t.ok / t.n - tallies[a][c].ok / tallies[a][c].n);
-      if (gap > MAX_API_GAP) problems.push(`${runs[a].name} vs ${runs[b].name}: ${c} differs by ${pct(gap).trim()}`);
+      if (gap > apiGap(t, tallies[a][c], runs[a].sampling.temperature > 0)) problems.push(`${runs[a].name} vs ${runs[b].name}: ${c} differs by ${pct(gap).trim()}`);
     }
   }
   const greedyOpenai = new Map(results[0].map((r) => [r.record, r.reply]));

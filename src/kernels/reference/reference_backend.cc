@@ -28,6 +28,23 @@ void ReferenceBackend::GroupedMatMul(const GroupedMatMulArgs& a, Workspace&) {
   }
 }
 
+// The definition: the unfused sequence of this backend's own ops, group by group.
+void ReferenceBackend::GroupedMlp(const GroupedMlpArgs& a, Workspace&) {
+  for (int64_t g = 0; g < a.num_groups; ++g) {
+    const int64_t begin = a.group_offsets[g], rows = a.group_offsets[g + 1] - begin;
+    const WeightMatrix &gate_w = a.gate[g], &down_w = a.down[g];
+    const int64_t inter = gate_w.rows;
+    std::vector<float> gate(rows * inter), up(rows * inter);
+    MatMulReference(a.x + begin * gate_w.cols, rows, gate_w, gate.data());
+    MatMulReference(a.x + begin * gate_w.cols, rows, a.up[g], up.data());
+    ActivationShape act = a.act;
+    act.n = rows * inter;
+    Glu(act, gate.data(), up.data(), gate.data());
+    if (a.mxfp8_hidden) QuantizeMxfp8(gate.data(), rows * inter);
+    MatMulReference(gate.data(), rows, down_w, a.y + begin * down_w.rows);
+  }
+}
+
 void ReferenceBackend::GatherRows(const WeightMatrix& table, const int32_t* ids, int64_t count,
                                   float* out) {
   for (int64_t i = 0; i < count; ++i) {

@@ -1,0 +1,157 @@
+// The routed experts of one MoE layer at decode, fused against unfused (google-benchmark). Not a
+// test: run
+//   build/release/src/kernels/moe_benchmark [--benchmark_filter=...]
+// Shapes of the benchmark models (`k3 bench model`): K3 (64 MXFP4 experts of 768 x 1024, top 16)
+// and K2 (64 FP8-block experts of 512 x 2048, top 8), at 1, 8 and 32 tokens. Each call routes
+// its tokens to fresh random experts (untimed) and then times either
+//   Fused:   CpuBackend::GroupedMlp (one pool dispatch per layer), or
+//   Unfused: GroupedMatMul gate, GroupedMatMul up, Glu, GroupedMatMul down (three dispatches),
+// and reports the expert weight bytes the call read per second and their fraction of the read
+// bandwidth measured in the same run. The expert set is larger than the last-level cache, so the
+// weights stream from memory as in a decode step.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/cpu_backend.h"
+#include "kernels/matmul_testing.h"
+#include "kernels/roofline.h"
+
+namespace k3::kernels {
+namespace {
+
+using matmul_testing::FormatCase;
+using matmul_testing::TestWeights;
+
+base::ThreadPool& Pool() {
+  static base::ThreadPool pool(0);
+  return pool;
+}
+double bandwidth_gbs = 0;
+
+struct Shape {
+  const char* name;
+  FormatCase format;
+  int experts, top_k;
+  int64_t width, inter;
+};
+
+size_t Bytes(const TestWeights& t) {
+  return t.data.size() + t.mx_scales.size() + 2 * t.group_scales.size() + 4 * t.block_scales.size();
+}
+
+// Every expert's gate, up and down matrices of one shape.
+struct Experts {
+  explicit Experts(const Shape& s) {
+    std::mt19937 rng(1);
+    for (int e = 0; e < s.experts; ++e) {
+      for (auto [rows, cols] :
+           {std::pair{s.inter, s.width}, {s.inter, s.width}, {s.width, s.inter}}) {
+        TestWeights& t = store.emplace_back();
+        matmul_testing::FillRandom(t, s.format, rows, cols, rng);
+      }
+      gate.push_back(store[3 * e].w);
+      up.push_back(store[3 * e + 1].w);
+      down.push_back(store[3 * e + 2].w);
+      bytes_per_expert = Bytes(store[3 * e]) + Bytes(store[3 * e + 1]) + Bytes(store[3 * e + 2]);
+    }
+  }
+  std::deque<TestWeights> store;  // TestWeights does not move
+  std::vector<WeightMatrix> gate, up, down;
+  size_t bytes_per_expert = 0;
+};
+
+void BM_Experts(benchmark::State& state, const Shape* s, int64_t tokens, bool fused) {
+  static const Shape* built_for = nullptr;
+  static std::unique_ptr<Experts> experts;
+  if (built_for != s) experts = std::make_unique<Experts>(*s), built_for = s;
+  CpuBackend backend(&Pool());
+  Workspace ws = backend.MakeWorkspace();
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  const int64_t assignments = tokens * s->top_k;
+  std::vector<float> x(tokens * s->width), weights(assignments, 1.0f);
+  for (float& v : x) v = normal(rng);
+  std::vector<int32_t> chosen(assignments), order(s->experts);
+  std::vector<int64_t> offsets(s->experts + 1), source_rows(assignments);
+  std::vector<float> source_weights(assignments), gathered(assignments * s->width);
+  std::vector<float> gate(assignments * s->inter), up(assignments * s->inter);
+  const ActivationShape act{ActivationKind::kSilu, assignments * s->inter, 4.0f, 25.0f};
+  double seconds = 0, bytes = 0;
+  for (auto _ : state) {
+    for (int64_t t = 0; t < tokens; ++t) {
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::copy_n(order.begin(), s->top_k, chosen.begin() + t * s->top_k);
+    }
+    backend.MoeDispatch({tokens, s->top_k, s->experts, s->width, chosen.data(), weights.data(),
+                         x.data(), offsets.data(), source_rows.data(), source_weights.data(),
+                         gathered.data()});
+    int used = 0;
+    for (int e = 0; e < s->experts; ++e) used += offsets[e + 1] > offsets[e];
+    const auto start = std::chrono::steady_clock::now();
+    if (fused) {
+      backend.GroupedMlp({s->experts, offsets.data(), experts->gate.data(), experts->up.data(),
+                          experts->down.data(), act, false, gathered.data(), gathered.data()},
+                         ws);
+    } else {
+      backend.GroupedMatMul(
+          {s->experts, offsets.data(), experts->gate.data(), gathered.data(), gate.data()}, ws);
+      backend.GroupedMatMul(
+          {s->experts, offsets.data(), experts->up.data(), gathered.data(), up.data()}, ws);
+      backend.Glu(act, gate.data(), up.data(), gate.data());
+      backend.GroupedMatMul(
+          {s->experts, offsets.data(), experts->down.data(), gate.data(), gathered.data()}, ws);
+    }
+    const double call =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(call);
+    seconds += call;
+    bytes += static_cast<double>(used) * static_cast<double>(experts->bytes_per_expert);
+    ws.Reset();
+  }
+  state.counters["GB/s"] = bytes / seconds / 1e9;
+  state.counters["of_bandwidth"] = bytes / seconds / 1e9 / bandwidth_gbs;
+  state.counters["us/call"] = 1e6 * seconds / static_cast<double>(state.iterations());
+}
+
+const Shape kShapes[] = {
+    {"K3", {"mxfp4", WeightFormat::kMxfp4}, 64, 16, 1024, 768},
+    {"K2", {"fp8_block128", WeightFormat::kFp8Block, 128}, 64, 8, 2048, 512},
+};
+
+void RegisterAll() {
+  for (const Shape& s : kShapes) {
+    for (int64_t tokens : {1, 8, 32}) {
+      for (bool fused : {true, false}) {
+        const std::string name = std::string(s.name) + "/" + (fused ? "Fused" : "Unfused") +
+                                 "/tokens:" + std::to_string(tokens);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Experts, &s, tokens, fused)
+            ->UseManualTime()
+            ->MinTime(0.5);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace k3::kernels
+
+int main(int argc, char** argv) {
+  using namespace k3::kernels;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  bandwidth_gbs = MeasureReadBandwidthGBs(&Pool());
+  std::printf("read bandwidth %.1f GB/s, %zu threads\n", bandwidth_gbs, Pool().parallelism());
+  RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
