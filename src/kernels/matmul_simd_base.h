@@ -67,6 +67,14 @@ K3_INLINE void Prefetch(const void* base, int64_t offset) {
   _mm_prefetch(static_cast<const char*>(base) + offset, _MM_HINT_T0);
 }
 
+// Prefetches the first min(bytes, kPrefetchBytes) of a stream that is about to be read: the
+// decode loops prefetch kPrefetchBytes ahead of where they read, so without this the head of
+// every call's row range would arrive by demand misses alone.
+K3_INLINE void PrefetchHead(const void* begin, int64_t bytes) {
+  const char* p = static_cast<const char*>(begin);
+  for (int64_t o = 0; o < Min(bytes, kPrefetchBytes); o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+}
+
 // The first byte of W's row `row` (kMxfp4, kInt4: cols / 2 bytes per row).
 inline const void* RowPointer(const WeightMatrix& w, int64_t row) {
   const int64_t row_bytes = IsFourBit(w.format) ? w.cols / 2 : w.cols * ElementBytes(w.format);

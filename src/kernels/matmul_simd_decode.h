@@ -267,6 +267,7 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1) {
   const int64_t cols = w.cols;
   const auto* base = static_cast<const uint8_t*>(w.data);
   const int64_t row_bytes = IsFourBit(F) ? cols / 2 : cols * ElementBytes(F);
+  PrefetchHead(base + r0 * row_bytes, (r1 - r0) * row_bytes);
   for (int64_t r = r0; r < r1; r += kRows) {
     RowGroup g;
     g.nr = static_cast<int>(Min(kRows, r1 - r));
