@@ -14,6 +14,7 @@
 
 #include "base/arena.h"
 #include "kernels/cpu_ops.h"
+#include "kernels/matmul_detail.h"
 #include "kernels/vectorize.h"
 
 namespace k3::kernels::cpu {
@@ -49,16 +50,16 @@ K3_MULTIVERSION void AttendNaive(const Dims& d, const float* q, const float* kv,
   }
 }
 
-// Absorbed form for one (sequence, head), reading only the cache entries, stored as E (float, or
-// uint16_t bfloat16 read in place: Dot and Axpy widen each value with a shift). scratch:
-// q_latent [r], p [start + rows], mixed [r].
+// Absorbed form for one (sequence, head) up to the value projection, reading only the cache
+// entries, stored as E (float, or uint16_t bfloat16 read in place: Dot and Axpy widen each value
+// with a shift): mixed[t] = sum_j p_j entry_j[0, r) for each row t ([rows, r]). scratch: q_latent
+// [r], p [start + rows].
 template <typename E>
 K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* kv_b, const float* q,
                                     const E* const* entries, int64_t start, int64_t rows,
                                     int64_t head, float scale, float* q_latent, float* p,
-                                    float* mixed, float* out) {
+                                    float* mixed) {
   const float* w_uk = kv_b + head * (d.dn + d.dv) * d.r;  // [dn, r]
-  const float* w_uv = w_uk + d.dn * d.r;                  // [dv, r]
   for (int64_t t = 0; t < rows; ++t) {
     const float* qh = q + t * d.h * d.qk + head * d.qk;
     std::fill(q_latent, q_latent + d.r, 0.0f);
@@ -69,10 +70,9 @@ K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* kv_b, const floa
       p[j] = (Dot(q_latent, e, d.r) + Dot(qh + d.dn, e + d.r, d.dr)) * scale;
     }
     SoftmaxInPlace(p, len);
-    std::fill(mixed, mixed + d.r, 0.0f);
-    for (int64_t j = 0; j < len; ++j) Axpy(p[j], entries[j], mixed, d.r);
-    float* o = out + t * d.h * d.dv + head * d.dv;
-    for (int64_t v = 0; v < d.dv; ++v) o[v] = Dot(w_uv + v * d.r, mixed, d.r);
+    float* m = mixed + t * d.r;
+    std::fill(m, m + d.r, 0.0f);
+    for (int64_t j = 0; j < len; ++j) Axpy(p[j], entries[j], m, d.r);
   }
 }
 
@@ -130,20 +130,57 @@ void ForEachHead(int64_t heads, base::ThreadPool* pool, Workspace& ws, const Tas
   for (int64_t head = 0; head < heads; ++head) run(head, 0);
 }
 
-// The absorbed form over entries stored as E.
-template <typename E>
-void AttendAbsorbedHeads(const MlaAttentionArgs& a, const PagedSequence& s, const E* const* entries,
-                         base::ThreadPool* pool, Workspace& ws) {
+// One sequence of the absorbed form: its rows and its entries, as E (BF16 read in place) or floats.
+struct AbsorbedSequence {
+  const PagedSequence* seq;
+  const uint16_t* const* bf16_entries;  // when the cache is BF16
+  const float* const* float_entries;    // otherwise
+};
+
+// The absorbed form of every sequence in `seqs`, in one pass over the heads: a head's task runs
+// all sequences' rows, then applies its value slice of kv_b (W_uv, [dv, r]) to all of their mixed
+// latents in one decode-regime product (4 rows x up to 6 tokens per register tile, W_uv read once
+// per head and layer; it was one Dot per row and value, each waiting on its adds). Each row's
+// arithmetic is the same whatever the batch (the decode kernels' per-token sums do not depend on
+// the token tiling), so results do not depend on which sequences share the step.
+void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequence> seqs,
+                       int64_t total_rows, base::ThreadPool* pool, Workspace& ws) {
   const Dims d = DimsOf(a.shape);
-  const int64_t len = s.start_position + s.rows;
-  const float* qs = a.q + s.row_begin * d.h * d.qk;
-  float* os = a.out + s.row_begin * d.h * d.dv;
+  const detail::Isa isa = detail::BestIsa();
   ForEachHead(d.h, pool, ws, [&](int64_t head, base::Arena& scratch) {
-    float* p = scratch.Allocate<float>(len);
-    float* q_latent = scratch.Allocate<float>(d.r);
-    float* mixed = scratch.Allocate<float>(d.r);
-    AttendAbsorbed(d, a.kv_b_f32, qs, entries, s.start_position, s.rows, head, a.shape.scale,
-                   q_latent, p, mixed, os);
+    float* mixed = scratch.Allocate<float>(total_rows * d.r);    // [total_rows, r]
+    float* values = scratch.Allocate<float>(total_rows * d.dv);  // [total_rows, dv]
+    int64_t row = 0;
+    for (const AbsorbedSequence& as : seqs) {
+      const PagedSequence& s = *as.seq;
+      base::ArenaMark mark(scratch);
+      float* p = scratch.Allocate<float>(s.start_position + s.rows);
+      float* q_latent = scratch.Allocate<float>(d.r);
+      const float* qs = a.q + s.row_begin * d.h * d.qk;
+      float* m = mixed + row * d.r;
+      if (as.bf16_entries != nullptr) {
+        AttendAbsorbed(d, a.kv_b_f32, qs, as.bf16_entries, s.start_position, s.rows, head,
+                       a.shape.scale, q_latent, p, m);
+      } else {
+        AttendAbsorbed(d, a.kv_b_f32, qs, as.float_entries, s.start_position, s.rows, head,
+                       a.shape.scale, q_latent, p, m);
+      }
+      row += s.rows;
+    }
+    WeightMatrix w_uv;  // [dv, r] float32 rows of this head's value slice
+    w_uv.format = WeightFormat::kF32;
+    w_uv.rows = d.dv;
+    w_uv.cols = d.r;
+    w_uv.data = a.kv_b_f32 + (head * (d.dn + d.dv) + d.dn) * d.r;
+    detail::MatMulWithIsa(isa, detail::Regime::kDecode, mixed, total_rows, w_uv, values, nullptr,
+                          &scratch);
+    row = 0;
+    for (const AbsorbedSequence& as : seqs) {
+      for (int64_t t = 0; t < as.seq->rows; ++t, ++row) {
+        std::memcpy(a.out + ((as.seq->row_begin + t) * d.h + head) * d.dv, values + row * d.dv,
+                    d.dv * sizeof(float));
+      }
+    }
   });
 }
 
@@ -153,17 +190,24 @@ void AttendAbsorbedHeads(const MlaAttentionArgs& a, const PagedSequence& s, cons
 // thread: at context 4096 fp32 24.5 ms, bf16 in place 22.2, fp8 decoded 22.1 (of which the decode
 // 1.4): all in cache; at 32768 fp32 721 ms, bf16 in place 264, fp8 decoded 470 (decode 18). A bf16
 // decode-first path would cost the 7.8 ms decode and then read fp32-sized scratch per head.
+// Absorbed sequences only get their entry tables here (from ws.arena(), which the caller keeps)
+// and are appended to `absorbed`; the naive forms run at once.
 void AttendSequence(const MlaAttentionArgs& a, const MlaSequence& ms, base::ThreadPool* pool,
-                    Workspace& ws) {
+                    Workspace& ws, AbsorbedSequence* absorbed, size_t* num_absorbed) {
   const Dims d = DimsOf(a.shape);
   const PagedSequence& s = ms.seq;
   const int64_t len = s.start_position + s.rows;
-  base::ArenaMark mark(ws.arena());
-  if (ms.form == MlaForm::kAbsorbed && a.cache.dtype == LatentDtype::kBf16) {
-    return AttendAbsorbedHeads(a, s, EntryTable<uint16_t>(a.cache, s, len, ws.arena()), pool, ws);
+  if (ms.form == MlaForm::kAbsorbed) {
+    if (a.cache.dtype == LatentDtype::kBf16) {
+      absorbed[(*num_absorbed)++] = {&s, EntryTable<uint16_t>(a.cache, s, len, ws.arena()),
+                                     nullptr};
+    } else {
+      absorbed[(*num_absorbed)++] = {&s, nullptr, FloatEntryTable(a.cache, s, len, ws.arena())};
+    }
+    return;
   }
+  base::ArenaMark mark(ws.arena());  // the naive forms' scratch goes back at once
   const float* const* entries = FloatEntryTable(a.cache, s, len, ws.arena());
-  if (ms.form == MlaForm::kAbsorbed) return AttendAbsorbedHeads(a, s, entries, pool, ws);
   const float* expanded = ExpandLatents(a, entries, len, pool, ws.arena());
   if (ms.form == MlaForm::kNaiveGemm) {
     return MlaAttendNaiveGemm(a, s, expanded, entries, pool, ws.arena());
@@ -192,7 +236,15 @@ void WriteLatentCache(const LatentCacheView& cache, std::span<const PagedSequenc
 
 void MlaAttention(const MlaAttentionArgs& args, std::span<const MlaSequence> seqs,
                   base::ThreadPool* pool, Workspace& ws) {
-  for (const MlaSequence& s : seqs) AttendSequence(args, s, pool, ws);
+  base::ArenaMark mark(ws.arena());  // the absorbed sequences' entry tables live until the end
+  auto* absorbed = ws.arena().Allocate<AbsorbedSequence>(seqs.size());
+  size_t num_absorbed = 0;
+  for (const MlaSequence& s : seqs) AttendSequence(args, s, pool, ws, absorbed, &num_absorbed);
+  int64_t absorbed_rows = 0;
+  for (size_t i = 0; i < num_absorbed; ++i) absorbed_rows += absorbed[i].seq->rows;
+  if (num_absorbed > 0) {
+    AttendAbsorbedAll(args, {absorbed, num_absorbed}, absorbed_rows, pool, ws);
+  }
 }
 
 }  // namespace k3::kernels::cpu
