@@ -18,7 +18,7 @@ struct MlaProblem {
   std::vector<int32_t> pages_a = {4, 1, 5}, pages_b = {0, 3, 2};
   std::vector<PagedSequence> seqs;  // row ranges of the batch
   std::vector<uint8_t> cache;       // [pages, 2 layers, page_size, entry_bytes]
-  std::vector<float> q, entries, kv_b_f32;
+  std::vector<float> q, entries, kv_b_absorbed;
   std::vector<uint16_t> kv_b_bf16;
 };
 
@@ -48,8 +48,10 @@ MlaProblem MakeMla(std::mt19937& rng, LatentDtype dtype) {
   const int64_t kv_rows = p.shape.heads * (p.shape.nope_dim + p.shape.value_dim);
   for (float x : Normal(rng, kv_rows * p.shape.latent_dim, 0.3f)) {
     p.kv_b_bf16.push_back(tensor::FloatToBf16(x));
-    p.kv_b_f32.push_back(tensor::Bf16ToFloat(p.kv_b_bf16.back()));
   }
+  p.kv_b_absorbed.resize(p.kv_b_bf16.size());
+  AbsorbedKvB({WeightFormat::kBF16, kv_rows, p.shape.latent_dim, p.kv_b_bf16.data()}, p.shape,
+              p.kv_b_absorbed.data());
   return p;
 }
 
@@ -63,7 +65,7 @@ void MlaCase(CaseEnv& env, LatentDtype dtype) {
     std::vector<float> want(8 * p.shape.heads * p.shape.value_dim);
     DeviceArray<uint8_t> cache(env.backend, p.cache);
     DeviceArray<float> q(env.backend, p.q), entries(env.backend, p.entries),
-        kv_f32(env.backend, p.kv_b_f32), out(env.backend, std::vector<float>(want.size()));
+        kv_f32(env.backend, p.kv_b_absorbed), out(env.backend, std::vector<float>(want.size()));
     DeviceArray<uint16_t> kv_bf16(env.backend, p.kv_b_bf16);
     const int64_t layer = p.page_size * p.entry_bytes;  // the second layer's first entry
     const LatentCacheView view{cache.get() + layer, p.page_stride, p.page_size, p.entry, dtype};
@@ -79,7 +81,7 @@ void MlaCase(CaseEnv& env, LatentDtype dtype) {
     env.backend.MlaAttention({p.shape, q.get(), view, &kv_dev, kv_f32.get(), out.get()}, seqs,
                              env.backend_ws);
     env.oracle.MlaAttention(
-        {p.shape, p.q.data(), host_view, &kv_host, p.kv_b_f32.data(), want.data()}, seqs,
+        {p.shape, p.q.data(), host_view, &kv_host, p.kv_b_absorbed.data(), want.data()}, seqs,
         env.oracle_ws);
     ExpectNear(out.Download(), want, {2e-5, 1e-4}, "MlaAttention " + what);
   }

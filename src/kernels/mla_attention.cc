@@ -50,24 +50,21 @@ K3_MULTIVERSION void AttendNaive(const Dims& d, const float* q, const float* kv,
   }
 }
 
-// Absorbed form for one (sequence, head) up to the value projection, reading only the cache
+// Absorbed form for one (sequence, head) between the two projections, reading only the cache
 // entries, stored as E (float, or uint16_t bfloat16 read in place: Dot and Axpy widen each value
-// with a shift): mixed[t] = sum_j p_j entry_j[0, r) for each row t ([rows, r]). scratch: q_latent
-// [r], p [start + rows].
+// with a shift): from each row t's latent query q_latent[t] ([rows, r]: q_nope W_uk) to
+// mixed[t] = sum_j p_j entry_j[0, r) ([rows, r]). scratch: p [start + rows].
 template <typename E>
-K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* kv_b, const float* q,
-                                    const E* const* entries, int64_t start, int64_t rows,
-                                    int64_t head, float scale, float* q_latent, float* p,
-                                    float* mixed) {
-  const float* w_uk = kv_b + head * (d.dn + d.dv) * d.r;  // [dn, r]
+K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* q, const E* const* entries,
+                                    int64_t start, int64_t rows, int64_t head, float scale,
+                                    const float* q_latent, float* p, float* mixed) {
   for (int64_t t = 0; t < rows; ++t) {
-    const float* qh = q + t * d.h * d.qk + head * d.qk;
-    std::fill(q_latent, q_latent + d.r, 0.0f);
-    for (int64_t n = 0; n < d.dn; ++n) Axpy(qh[n], w_uk + n * d.r, q_latent, d.r);
+    const float* q_rope = q + t * d.h * d.qk + head * d.qk + d.dn;
+    const float* ql = q_latent + t * d.r;
     const int64_t len = start + t + 1;
     for (int64_t j = 0; j < len; ++j) {
       const E* e = entries[j];
-      p[j] = (Dot(q_latent, e, d.r) + Dot(qh + d.dn, e + d.r, d.dr)) * scale;
+      p[j] = (Dot(ql, e, d.r) + Dot(q_rope, e + d.r, d.dr)) * scale;
     }
     SoftmaxInPlace(p, len);
     float* m = mixed + t * d.r;
@@ -137,43 +134,61 @@ struct AbsorbedSequence {
   const float* const* float_entries;    // otherwise
 };
 
-// The absorbed form of every sequence in `seqs`, in one pass over the heads: a head's task runs
-// all sequences' rows, then applies its value slice of kv_b (W_uv, [dv, r]) to all of their mixed
-// latents in one decode-regime product (4 rows x up to 6 tokens per register tile, W_uv read once
-// per head and layer; it was one Dot per row and value, each waiting on its adds). Each row's
-// arithmetic is the same whatever the batch (the decode kernels' per-token sums do not depend on
-// the token tiling), so results do not depend on which sequences share the step.
+// y [tokens, w.rows] = x W^T for a float32 [rows, cols] matrix at `data`, on the calling thread
+// in the decode regime: every token's sums are the same whatever the number of tokens.
+void DecodeProduct(const float* data, int64_t rows, int64_t cols, const float* x, int64_t tokens,
+                   float* y, base::Arena& scratch) {
+  WeightMatrix w;
+  w.format = WeightFormat::kF32;
+  w.rows = rows;
+  w.cols = cols;
+  w.data = data;
+  detail::MatMulWithIsa(detail::BestIsa(), detail::Regime::kDecode, x, tokens, w, y, nullptr,
+                        &scratch);
+}
+
+// The absorbed form of every sequence in `seqs` (total_rows rows), in one pass over the heads. A
+// head's task folds all rows' queries into the latent space with one product (q_nope [rows, dn]
+// times its W_uk^T slice), runs each sequence's softmax over the entries, and applies its W_uv
+// slice to all rows' mixed latents with a second product: kv_b is read once per head and layer,
+// not once per sequence, and the products run on the decode kernels' register tiles (4 weight
+// rows x up to 6 tokens) instead of an Axpy per query value and a Dot per output value. Results
+// do not depend on which sequences share the step (the decode kernels' per-token sums do not
+// depend on the token tiling).
 void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequence> seqs,
                        int64_t total_rows, base::ThreadPool* pool, Workspace& ws) {
   const Dims d = DimsOf(a.shape);
-  const detail::Isa isa = detail::BestIsa();
   ForEachHead(d.h, pool, ws, [&](int64_t head, base::Arena& scratch) {
-    float* mixed = scratch.Allocate<float>(total_rows * d.r);    // [total_rows, r]
-    float* values = scratch.Allocate<float>(total_rows * d.dv);  // [total_rows, dv]
+    const float* w_uk_t = a.kv_b_absorbed + head * (d.dn + d.dv) * d.r;  // [r, dn]
+    const float* w_uv = w_uk_t + d.dn * d.r;                             // [dv, r]
+    float* q_nope = scratch.Allocate<float>(total_rows * d.dn);          // [total_rows, dn]
+    float* q_latent = scratch.Allocate<float>(total_rows * d.r);         // [total_rows, r]
+    float* mixed = scratch.Allocate<float>(total_rows * d.r);            // [total_rows, r]
+    float* values = scratch.Allocate<float>(total_rows * d.dv);          // [total_rows, dv]
     int64_t row = 0;
+    for (const AbsorbedSequence& as : seqs) {
+      for (int64_t t = 0; t < as.seq->rows; ++t, ++row) {
+        std::memcpy(q_nope + row * d.dn, a.q + ((as.seq->row_begin + t) * d.h + head) * d.qk,
+                    d.dn * sizeof(float));
+      }
+    }
+    DecodeProduct(w_uk_t, d.r, d.dn, q_nope, total_rows, q_latent, scratch);
+    row = 0;
     for (const AbsorbedSequence& as : seqs) {
       const PagedSequence& s = *as.seq;
       base::ArenaMark mark(scratch);
       float* p = scratch.Allocate<float>(s.start_position + s.rows);
-      float* q_latent = scratch.Allocate<float>(d.r);
       const float* qs = a.q + s.row_begin * d.h * d.qk;
-      float* m = mixed + row * d.r;
       if (as.bf16_entries != nullptr) {
-        AttendAbsorbed(d, a.kv_b_f32, qs, as.bf16_entries, s.start_position, s.rows, head,
-                       a.shape.scale, q_latent, p, m);
+        AttendAbsorbed(d, qs, as.bf16_entries, s.start_position, s.rows, head, a.shape.scale,
+                       q_latent + row * d.r, p, mixed + row * d.r);
       } else {
-        AttendAbsorbed(d, a.kv_b_f32, qs, as.float_entries, s.start_position, s.rows, head,
-                       a.shape.scale, q_latent, p, m);
+        AttendAbsorbed(d, qs, as.float_entries, s.start_position, s.rows, head, a.shape.scale,
+                       q_latent + row * d.r, p, mixed + row * d.r);
       }
       row += s.rows;
     }
-    WeightMatrix w_uv;  // [dv, r] float32 rows of this head's value slice
-    w_uv.format = WeightFormat::kF32;
-    w_uv.rows = d.dv;
-    w_uv.cols = d.r;
-    w_uv.data = a.kv_b_f32 + (head * (d.dn + d.dv) + d.dn) * d.r;
-    detail::MatMulWithIsa(isa, detail::Regime::kDecode, mixed, total_rows, w_uv, values, nullptr,
-                          &scratch);
+    DecodeProduct(w_uv, d.dv, d.r, mixed, total_rows, values, scratch);
     row = 0;
     for (const AbsorbedSequence& as : seqs) {
       for (int64_t t = 0; t < as.seq->rows; ++t, ++row) {

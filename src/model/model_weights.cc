@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/op_args.h"
 #include "model/tensor_schema.h"
 #include "tensor/numeric.h"
 
@@ -224,11 +225,10 @@ base::Status LoadMla(Binder& b, const ModelConfig& c, const MlaTensors& t, MlaWe
   K3_RETURN_IF_ERROR(b.Matrix(t.kv_a, &w->kv_a));
   K3_RETURN_IF_ERROR(b.Vector(t.kv_a_norm, &w->kv_a_norm));
   K3_RETURN_IF_ERROR(b.Matrix(t.kv_b, &w->kv_b));
-  const int64_t kv_b_rows = t.kv_b.rows();
-  w->kv_b_f32.resize(kv_b_rows * m.kv_lora_rank);
-  for (int64_t r = 0; r < kv_b_rows; ++r) {
-    kernels::DequantizeRow(w->kv_b, r, w->kv_b_f32.data() + r * m.kv_lora_rank);
-  }
+  w->kv_b_absorbed.resize(t.kv_b.rows() * m.kv_lora_rank);
+  const kernels::MlaShape shape{m.num_heads,  m.qk_nope_dim,  m.qk_rope_dim,
+                                m.v_head_dim, m.kv_lora_rank, 1.0f};
+  kernels::AbsorbedKvB(w->kv_b, shape, w->kv_b_absorbed.data());
   if (m.output_gate) K3_RETURN_IF_ERROR(b.Matrix(t.g, &w->g));
   return b.Matrix(t.o, &w->o);
 }

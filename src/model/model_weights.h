@@ -33,14 +33,14 @@ struct KdaWeights {
 };
 
 struct MlaWeights {
-  WeightMatrix q_a, q_b, q;      // q_lora path or plain q_proj
-  std::vector<float> q_a_norm;   // [q_lora]
-  WeightMatrix kv_a;             // [r + dr, D]
-  std::vector<float> kv_a_norm;  // [r]
-  WeightMatrix kv_b;             // [H (dn + dv), r]
-  std::vector<float> kv_b_f32;   // the same, dequantised: the absorbed form reads it by head
-  WeightMatrix g;                // K3 output gate [H dv, D]
-  WeightMatrix o;                // [D, H dv]
+  WeightMatrix q_a, q_b, q;          // q_lora path or plain q_proj
+  std::vector<float> q_a_norm;       // [q_lora]
+  WeightMatrix kv_a;                 // [r + dr, D]
+  std::vector<float> kv_a_norm;      // [r]
+  WeightMatrix kv_b;                 // [H (dn + dv), r]
+  std::vector<float> kv_b_absorbed;  // the same, dequantised, as kernels::AbsorbedKvB lays it out
+  WeightMatrix g;                    // K3 output gate [H dv, D]
+  WeightMatrix o;                    // [D, H dv]
 };
 
 struct MoeWeights {
