@@ -205,8 +205,8 @@ void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequen
 // thread: at context 4096 fp32 24.5 ms, bf16 in place 22.2, fp8 decoded 22.1 (of which the decode
 // 1.4): all in cache; at 32768 fp32 721 ms, bf16 in place 264, fp8 decoded 470 (decode 18). A bf16
 // decode-first path would cost the 7.8 ms decode and then read fp32-sized scratch per head.
-// Absorbed sequences only get their entry tables here (from ws.arena(), which the caller keeps)
-// and are appended to `absorbed`; the naive forms run at once.
+// Absorbed sequences over BF16 or FP32 caches only get their tables of entry pointers here (from
+// ws.arena(), which the caller keeps) and are appended to `absorbed`; the rest run at once.
 void AttendSequence(const MlaAttentionArgs& a, const MlaSequence& ms, base::ThreadPool* pool,
                     Workspace& ws, AbsorbedSequence* absorbed, size_t* num_absorbed) {
   const Dims d = DimsOf(a.shape);
@@ -216,8 +216,14 @@ void AttendSequence(const MlaAttentionArgs& a, const MlaSequence& ms, base::Thre
     if (a.cache.dtype == LatentDtype::kBf16) {
       absorbed[(*num_absorbed)++] = {&s, EntryTable<uint16_t>(a.cache, s, len, ws.arena()),
                                      nullptr};
-    } else {
+    } else if (a.cache.dtype == LatentDtype::kF32) {  // pointers into the cache, no copy
       absorbed[(*num_absorbed)++] = {&s, nullptr, FloatEntryTable(a.cache, s, len, ws.arena())};
+    } else {
+      // Decoded copies (4 len entry_dim bytes) run one sequence at a time, so the scratch never
+      // holds more than one sequence's entries.
+      base::ArenaMark mark(ws.arena());
+      const AbsorbedSequence one{&s, nullptr, FloatEntryTable(a.cache, s, len, ws.arena())};
+      AttendAbsorbedAll(a, {&one, 1}, s.rows, pool, ws);
     }
     return;
   }
