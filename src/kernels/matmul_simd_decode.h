@@ -282,6 +282,7 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1) {
     if constexpr (F == WeightFormat::kFp8Block) {
       // E4M3 NaN codes decode as 480 with the scale folded in; a row holding one yields NaN, as in
       // the reference.
+      if (w.fp8_nan_free) continue;
       for (int i = 0; i < g.nr; ++i) {
         if (!V::HasE4M3Nan(static_cast<const uint8_t*>(g.rows[i]), cols)) continue;
         for (int64_t t = 0; t < a.tokens; ++t) a.y[t * w.rows + r + i] = __builtin_nanf("");

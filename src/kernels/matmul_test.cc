@@ -98,6 +98,8 @@ INSTANTIATE_TEST_SUITE_P(
         FormatCase{"FP8_block48", WeightFormat::kFp8Block, 48},
         FormatCase{"FP8_block8", WeightFormat::kFp8Block, 8},
         FormatCase{"FP8_block7", WeightFormat::kFp8Block, 7},
+        // As a loader marks a checkpoint without NaN codes: the decode kernels skip their check.
+        FormatCase{"FP8_block128_nan_free", WeightFormat::kFp8Block, 128, 0.25f, 2.0f, 0x7E, true},
         // Scales of 2^120 and more cannot absorb the kernels' factor of 256; small
         // codes keep the products finite.
         FormatCase{"FP8_large_scales", WeightFormat::kFp8Block, 32, 0x1p118f, 0x1p121f, 0x20},
@@ -233,6 +235,29 @@ TEST(DequantizeTest, Fp8EveryByteWithTileScales) {
 
 TEST(DequantizeTest, Fp8EveryByteWithLargeAndNonFiniteTileScales) {
   ExpectFp8EveryByte({1.0f, 1000.0f, 0x1p100f, 3e38f, INFINITY, NAN, 0.0f, -2.5f, 0x1p120f});
+}
+
+// The flag only skips the check: on NaN-free weights results are the same bit for bit, and an
+// unflagged matrix holding a NaN code still gives NaN for that row (ExpectFp8EveryByte).
+TEST(MatMulTest, Fp8NanFreeFlagChangesNoResult) {
+  std::mt19937 rng(99);
+  TestWeights t;
+  FillRandom(t, {"fp8", WeightFormat::kFp8Block, 128}, 37, 384, rng);
+  ASSERT_FALSE(tensor::AnyE4M3Nan(t.data.data(), t.data.size()));
+  for (int64_t tokens : {1, 3, 8, 40}) {
+    const std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 384), rng);
+    for (Isa isa : detail::SupportedIsas()) {
+      for (Regime regime : kRegimes) {
+        std::vector<float> checked(static_cast<size_t>(tokens * 37)), skipped(checked.size());
+        t.w.fp8_nan_free = false;
+        detail::MatMulWithIsa(isa, regime, x.data(), tokens, t.w, checked.data());
+        t.w.fp8_nan_free = true;
+        detail::MatMulWithIsa(isa, regime, x.data(), tokens, t.w, skipped.data());
+        ASSERT_EQ(std::memcmp(checked.data(), skipped.data(), checked.size() * sizeof(float)), 0)
+            << detail::IsaName(isa) << "/" << RegimeName(regime) << " tokens " << tokens;
+      }
+    }
+  }
 }
 
 TEST(DequantizeTest, Bf16AndF16EveryValue) {

@@ -86,7 +86,8 @@ struct FormatCase {
   WeightFormat format;
   int64_t block = 128;
   float min_scale = 0.25f, max_scale = 2.0f;
-  int max_fp8_code = 0x7E;  // largest E4M3 magnitude code drawn
+  int max_fp8_code = 0x7E;    // largest E4M3 magnitude code drawn
+  bool fp8_nan_free = false;  // set WeightMatrix::fp8_nan_free (codes above 0x7E make it a lie)
 };
 
 inline void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64_t cols,
@@ -129,6 +130,7 @@ inline void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64
       std::uniform_real_distribution<float> log_scale(std::log2(fc.min_scale),
                                                       std::log2(fc.max_scale));
       for (float& s : t.block_scales) s = std::exp2(log_scale(rng));
+      t.w.fp8_nan_free = fc.fp8_nan_free;
       break;
     }
   }

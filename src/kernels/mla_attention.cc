@@ -134,15 +134,10 @@ struct AbsorbedSequence {
   const float* const* float_entries;    // otherwise
 };
 
-// y [tokens, w.rows] = x W^T for a float32 [rows, cols] matrix at `data`, on the calling thread
-// in the decode regime: every token's sums are the same whatever the number of tokens.
-void DecodeProduct(const float* data, int64_t rows, int64_t cols, const float* x, int64_t tokens,
-                   float* y, base::Arena& scratch) {
-  WeightMatrix w;
-  w.format = WeightFormat::kF32;
-  w.rows = rows;
-  w.cols = cols;
-  w.data = data;
+// y [tokens, w.rows] = x W^T on the calling thread in the decode regime: every token's sums are
+// the same whatever the number of tokens.
+void DecodeProduct(const WeightMatrix& w, const float* x, int64_t tokens, float* y,
+                   base::Arena& scratch) {
   detail::MatMulWithIsa(detail::BestIsa(), detail::Regime::kDecode, x, tokens, w, y, nullptr,
                         &scratch);
 }
@@ -151,16 +146,18 @@ void DecodeProduct(const float* data, int64_t rows, int64_t cols, const float* x
 // head's task folds all rows' queries into the latent space with one product (q_nope [rows, dn]
 // times its W_uk^T slice), runs each sequence's softmax over the entries, and applies its W_uv
 // slice to all rows' mixed latents with a second product: kv_b is read once per head and layer,
-// not once per sequence, and the products run on the decode kernels' register tiles (4 weight
-// rows x up to 6 tokens) instead of an Axpy per query value and a Dot per output value. Results
-// do not depend on which sequences share the step (the decode kernels' per-token sums do not
-// depend on the token tiling).
+// not once per sequence, in its stored format where the layout keeps it (K2's FP8: a quarter of
+// float32's bytes; AbsorbedKvBStorage), and the products run on the decode kernels' register tiles
+// (4 weight rows x up to 6 tokens) instead of an Axpy per query value and a Dot per output value.
+// Results do not depend on which sequences share the step (the decode kernels' per-token sums do
+// not depend on the token tiling).
 void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequence> seqs,
                        int64_t total_rows, base::ThreadPool* pool, Workspace& ws) {
   const Dims d = DimsOf(a.shape);
   ForEachHead(d.h, pool, ws, [&](int64_t head, base::Arena& scratch) {
-    const float* w_uk_t = a.kv_b_absorbed + head * (d.dn + d.dv) * d.r;  // [r, dn]
-    const float* w_uv = w_uk_t + d.dn * d.r;                             // [dv, r]
+    const WeightMatrix w_uk_t = RowRange(a.absorbed.keys_t, head * d.r, d.r);  // [r, dn]
+    const WeightMatrix w_uv =
+        RowRange(a.absorbed.values, head * (d.dn + d.dv) + d.dn, d.dv);  // [dv, r]
     float* q_nope = scratch.Allocate<float>(total_rows * d.dn);          // [total_rows, dn]
     float* q_latent = scratch.Allocate<float>(total_rows * d.r);         // [total_rows, r]
     float* mixed = scratch.Allocate<float>(total_rows * d.r);            // [total_rows, r]
@@ -172,7 +169,7 @@ void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequen
                     d.dn * sizeof(float));
       }
     }
-    DecodeProduct(w_uk_t, d.r, d.dn, q_nope, total_rows, q_latent, scratch);
+    DecodeProduct(w_uk_t, q_nope, total_rows, q_latent, scratch);
     row = 0;
     for (const AbsorbedSequence& as : seqs) {
       const PagedSequence& s = *as.seq;
@@ -188,7 +185,7 @@ void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequen
       }
       row += s.rows;
     }
-    DecodeProduct(w_uv, d.dv, d.r, mixed, total_rows, values, scratch);
+    DecodeProduct(w_uv, mixed, total_rows, values, scratch);
     row = 0;
     for (const AbsorbedSequence& as : seqs) {
       for (int64_t t = 0; t < as.seq->rows; ++t, ++row) {

@@ -140,20 +140,23 @@ struct MlaShape {
   int64_t qk_dim() const { return nope_dim + rope_dim; }
 };
 
-// kv_b ([heads (nope + value), latent], any format) as MlaAttentionArgs::kv_b_absorbed lays it
-// out, exactly dequantised, into out (heads (nope + value) latent floats). Transposing W_uk lets
-// the absorbed form fold every query of a step into the latent space with one matrix product.
-void AbsorbedKvB(const WeightMatrix& kv_b, const MlaShape& shape, float* out);
+// kv_b as the absorbed form reads it, per head h: W_uk^T ([latent, nope]) at rows
+// [h latent, (h + 1) latent) of keys_t, and W_uv ([value, latent]) at rows
+// [h (nope + value) + nope, (h + 1) (nope + value)) of values. Transposing W_uk lets the form fold
+// every query of a step into the latent space with one matrix product; values is kv_b itself when
+// its format allows (AbsorbedKvBStorage).
+struct AbsorbedKvB {
+  WeightMatrix keys_t;  // [heads latent, nope]
+  WeightMatrix values;  // [heads (nope + value), latent]
+};
 
 struct MlaAttentionArgs {
   MlaShape shape;
   const float* q = nullptr;            // [rows, heads, nope + rope]
   LatentCacheView cache;               // entries of every position of every sequence
   const WeightMatrix* kv_b = nullptr;  // [heads (nope + value), latent]: naive forms
-  // The absorbed form's float32 kv_b (AbsorbedKvB): per head h, at h (nope + value) latent, its
-  // key slice transposed (W_uk^T, [latent, nope]), then its value slice (W_uv, [value, latent]).
-  const float* kv_b_absorbed = nullptr;
-  float* out = nullptr;  // [rows, heads, value]
+  AbsorbedKvB absorbed;                // the same kv_b: absorbed form
+  float* out = nullptr;                // [rows, heads, value]
 };
 
 // ---- Kimi Delta Attention ----------------------------------------------------------------------

@@ -50,7 +50,7 @@ void MlaBlock(const ForwardContext& ctx, const MlaWeights& w, int mla_layer, con
   const kernels::MlaShape shape{h,    m.qk_nope_dim, m.qk_rope_dim, m.v_head_dim, m.kv_lora_rank,
                                 scale};
   float* attn = ctx.Scratch<float>(rows * h * m.v_head_dim);  // [rows, H, dv]
-  b.MlaAttention({shape, q, view, &w.kv_b, w.kv_b_absorbed.data(), attn}, ctx.mla_seqs, ctx.ws);
+  b.MlaAttention({shape, q, view, &w.kv_b, w.kv_b_absorbed.layout(), attn}, ctx.mla_seqs, ctx.ws);
   if (m.output_gate) {
     float* gate = ctx.Scratch<float>(rows * h * m.v_head_dim);  // [rows, H dv]
     b.MatMul(x, rows, w.g, gate, ctx.ws);

@@ -208,6 +208,24 @@ TEST(ModelLoad, Int4WeightShapeThatDisagreesIsNamed) {
   std::filesystem::remove_all(dir);
 }
 
+// The loader marks FP8 matrices without NaN codes (the decode kernels then skip their check);
+// one NaN code in kv_b unmarks kv_b and its transposed key halves, and nothing else.
+TEST(ModelLoad, Fp8NanCodesAreFoundAtLoad) {
+  auto dir = CopyCheckpoint("k2", "fp8nan");
+  OverwriteFirstInt32(dir, "model.layers.0.self_attn.kv_b_proj.weight", 0x00007F00);
+  auto loaded = Model::Load(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const MlaWeights& first = (*loaded)->weights().layers[0].mla;
+  const MlaWeights& second = (*loaded)->weights().layers[1].mla;
+  ASSERT_EQ(first.kv_b.format, kernels::WeightFormat::kFp8Block);
+  EXPECT_FALSE(first.kv_b.fp8_nan_free);
+  EXPECT_FALSE(first.kv_b_absorbed.layout().keys_t.fp8_nan_free);
+  EXPECT_TRUE(first.o.fp8_nan_free);
+  EXPECT_TRUE(second.kv_b.fp8_nan_free);
+  EXPECT_TRUE(second.kv_b_absorbed.layout().keys_t.fp8_nan_free);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ModelLoad, UnknownFamilyIsRefused) {
   auto dir = CopyCheckpoint("k2", "family");
   auto config = nlohmann::json::parse(k3::testing::ReadFileOrDie(dir / "config.json"));

@@ -178,6 +178,9 @@ class Binder {
     out->format = kernels::WeightFormat::kFp8Block;
     out->block_scales = scales.data<float>();
     out->block = block;
+    // One pass at load (~memory speed) saves the decode kernels a per-row NaN-code check.
+    out->fp8_nan_free = !tensor::AnyE4M3Nan(static_cast<const uint8_t*>(out->data),
+                                            static_cast<size_t>(out->rows * out->cols));
     return base::Status::Ok();
   }
 
@@ -225,10 +228,9 @@ base::Status LoadMla(Binder& b, const ModelConfig& c, const MlaTensors& t, MlaWe
   K3_RETURN_IF_ERROR(b.Matrix(t.kv_a, &w->kv_a));
   K3_RETURN_IF_ERROR(b.Vector(t.kv_a_norm, &w->kv_a_norm));
   K3_RETURN_IF_ERROR(b.Matrix(t.kv_b, &w->kv_b));
-  w->kv_b_absorbed.resize(t.kv_b.rows() * m.kv_lora_rank);
   const kernels::MlaShape shape{m.num_heads,  m.qk_nope_dim,  m.qk_rope_dim,
                                 m.v_head_dim, m.kv_lora_rank, 1.0f};
-  kernels::AbsorbedKvB(w->kv_b, shape, w->kv_b_absorbed.data());
+  w->kv_b_absorbed = kernels::AbsorbedKvBStorage(w->kv_b, shape);
   if (m.output_gate) K3_RETURN_IF_ERROR(b.Matrix(t.g, &w->g));
   return b.Matrix(t.o, &w->o);
 }

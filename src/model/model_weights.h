@@ -1,6 +1,7 @@
 // The tensors of one checkpoint bound to the layers that use them. Large matrices stay in the
-// memory-mapped shards (kernels::WeightMatrix views); vectors (norms, biases, conv taps) and the
-// MLA kv_b matrix (read per head by the absorbed decode form) are converted to owned float32.
+// memory-mapped shards (kernels::WeightMatrix views); vectors (norms, biases, conv taps) are
+// converted to owned float32, and the MLA kv_b matrix gets the absorbed decode form's per-head
+// layout (kernels::AbsorbedKvBStorage: its key halves transposed, in kv_b's format where exact).
 // Loading checks every tensor's dtype and shape, so a wrong checkpoint fails here, naming it. The
 // names and shapes come from the tensor schema (tensor_schema.h), which the writers share.
 #pragma once
@@ -9,6 +10,7 @@
 
 #include "base/result.h"
 #include "kernels/matmul.h"
+#include "kernels/mla_layout.h"
 #include "model/config.h"
 #include "weights/checkpoint.h"
 
@@ -33,14 +35,14 @@ struct KdaWeights {
 };
 
 struct MlaWeights {
-  WeightMatrix q_a, q_b, q;          // q_lora path or plain q_proj
-  std::vector<float> q_a_norm;       // [q_lora]
-  WeightMatrix kv_a;                 // [r + dr, D]
-  std::vector<float> kv_a_norm;      // [r]
-  WeightMatrix kv_b;                 // [H (dn + dv), r]
-  std::vector<float> kv_b_absorbed;  // the same, dequantised, as kernels::AbsorbedKvB lays it out
-  WeightMatrix g;                    // K3 output gate [H dv, D]
-  WeightMatrix o;                    // [D, H dv]
+  WeightMatrix q_a, q_b, q;                   // q_lora path or plain q_proj
+  std::vector<float> q_a_norm;                // [q_lora]
+  WeightMatrix kv_a;                          // [r + dr, D]
+  std::vector<float> kv_a_norm;               // [r]
+  WeightMatrix kv_b;                          // [H (dn + dv), r]
+  kernels::AbsorbedKvBStorage kv_b_absorbed;  // the same, as the absorbed form reads it
+  WeightMatrix g;                             // K3 output gate [H dv, D]
+  WeightMatrix o;                             // [D, H dv]
 };
 
 struct MoeWeights {

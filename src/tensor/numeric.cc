@@ -1,5 +1,6 @@
 #include "tensor/numeric.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -54,6 +55,14 @@ float E4M3ToFloat(uint8_t bits) {
   float magnitude = exponent == 0 ? std::ldexp(static_cast<float>(mantissa), -9)
                                   : std::ldexp(static_cast<float>(8 + mantissa), exponent - 10);
   return negative ? -magnitude : magnitude;
+}
+
+bool AnyE4M3Nan(const uint8_t* bytes, size_t n) {
+  // The largest low-7-bit pattern is 0x7F exactly when a NaN code is present; a max over bytes
+  // vectorises (pand + pmaxub per 16 bytes), where an early exit would not.
+  uint8_t largest = 0;
+  for (size_t i = 0; i < n; ++i) largest = std::max<uint8_t>(largest, bytes[i] & 0x7F);
+  return largest == 0x7F;
 }
 
 uint8_t FloatToE4M3(float value) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 
 namespace k3::tensor {
@@ -18,6 +19,9 @@ uint16_t FloatToF16(float value);  // round to nearest even, overflow to inf
 float E4M3ToFloat(uint8_t bits);
 // Round to nearest even, saturating to +-448 (the MX conversion rule); NaN -> 0x7F.
 uint8_t FloatToE4M3(float value);
+
+// Whether any of the n bytes is an E4M3 NaN code (0x7F or 0xFF): one pass, ~memory speed.
+bool AnyE4M3Nan(const uint8_t* bytes, size_t n);
 
 // E8M0 scale: 2^(e-127); e = 0xFF is NaN.
 float E8M0ToFloat(uint8_t e);

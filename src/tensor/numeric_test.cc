@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 namespace k3::tensor {
 namespace {
@@ -25,6 +26,23 @@ TEST(Numeric, E4M3DecodesEveryCodeAsDefined) {
     }
   }
   EXPECT_EQ(E4M3ToFloat(0x7E), 448.0f);
+}
+
+// Every code at every position of buffers around the vector widths: found iff it decodes to NaN.
+TEST(Numeric, AnyE4M3NanFindsEveryNanCodeAnywhere) {
+  for (size_t n : {1, 15, 16, 17, 63, 64, 65, 200}) {
+    std::vector<uint8_t> bytes(n, 0x7E);  // 448, the largest finite magnitude
+    EXPECT_FALSE(AnyE4M3Nan(bytes.data(), n)) << n;
+    for (size_t at = 0; at < n; ++at) {
+      for (int code = 0; code < 256; ++code) {
+        bytes[at] = static_cast<uint8_t>(code);
+        ASSERT_EQ(AnyE4M3Nan(bytes.data(), n), std::isnan(E4M3ToFloat(bytes[at])))
+            << n << " " << at << " " << code;
+      }
+      bytes[at] = 0xFE;  // -448
+    }
+  }
+  EXPECT_FALSE(AnyE4M3Nan(nullptr, 0));
 }
 
 // Brute force: the nearest finite code, ties to the even code, saturating at 448.
