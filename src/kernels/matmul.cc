@@ -154,22 +154,23 @@ void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const Wei
   if (IsFourBit(w.format) || w.format == WeightFormat::kBF16) {
     args.x = PermuteEvenOdd(x, tokens, w.cols, k.pair_group, scratch);
   }
-  bool need_scratch = w.format == WeightFormat::kInt8Block;  // dequantised per row group
+  bool row_groups = w.format == WeightFormat::kInt8Block;  // dequantised per row group
   if (w.format == WeightFormat::kFp8Block) {
     args.fp8_fast = w.block % k.lanes == 0 && Fp8ScalesFoldable(w);
-    need_scratch = !args.fp8_fast;
+    row_groups = !args.fp8_fast;
   }
-  // [slots, kDecodeRowGroup * cols], zeroed per task as the kernels have always received it.
-  const int64_t group_floats = kDecodeRowGroup * w.cols;
-  float* groups = need_scratch ? scratch.Allocate<float>(SplitSlots(pool) * group_floats) : nullptr;
+  // Per slot: kDecodeRowGroup * cols floats, zeroed per task as the kernels have always received
+  // them; or the fast FP8 path's scaled activations (tokens * cols, written before read).
+  const int64_t slot_floats = row_groups      ? kDecodeRowGroup * w.cols
+                              : args.fp8_fast ? tokens * w.cols
+                                              : 0;
+  float* slots =
+      slot_floats > 0 ? scratch.Allocate<float>(SplitSlots(pool) * slot_floats) : nullptr;
   SplitRangeSlots(w.rows, kDecodeRowGroup, TaskCount(pool, tokens * w.rows * w.cols), pool,
                   [&](int64_t r0, int64_t r1, size_t slot) {
-                    float* group = nullptr;
-                    if (need_scratch) {
-                      group = groups + slot * group_floats;
-                      std::fill(group, group + group_floats, 0.0f);
-                    }
-                    k.decode_rows(args, r0, r1, group);
+                    float* mine = slots != nullptr ? slots + slot * slot_floats : nullptr;
+                    if (row_groups) std::fill(mine, mine + slot_floats, 0.0f);
+                    k.decode_rows(args, r0, r1, mine);
                   });
 }
 

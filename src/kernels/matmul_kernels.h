@@ -58,7 +58,8 @@ struct DecodeArgs {
   const WeightMatrix* w = nullptr;
   float* y = nullptr;  // [tokens, rows]
   // kFp8Block: the block is a multiple of the vector width and every scale * 256 is finite, so the
-  // kernel may fold the 256 of its E4M3 conversion into the scale. Otherwise each row group is
+  // kernel may fold each tile's scale and the 256 of its E4M3 conversion into the activations,
+  // scaled into `scratch` (tokens * cols floats) once per block row. Otherwise each row group is
   // dequantised into `scratch` (kDecodeRowGroup * cols floats) first.
   bool fp8_fast = false;
 };

@@ -22,21 +22,17 @@ namespace {
 // are set.
 struct RowGroup {
   const void* rows[kRows];
-  const float* fp8_scales[kRows];     // kFp8Block: row r + i's row of block scales
   const void* fourbit_scales[kRows];  // kMxfp4 / kInt4: row r + i's FourBitScaleRow
-  int64_t block;                      // kFp8Block tile size
   int nr;
 };
 
 template <class V, int TB>
 using DecodeAcc = typename V::Vec[kRows][TB];
 
-// What one decode tile reads: its row group, the per-row FP8 tile scales * 256 (kFp8Block), and
-// x [TB][ldx] (kBF16 and kMxfp4: permuted per 2 * V::kLanes columns, see DecodeArgs).
-template <class V>
+// What one decode tile reads: its row group and x [TB][ldx] (kBF16 and kMxfp4: permuted per
+// 2 * V::kLanes columns, see DecodeArgs; kFp8Block: scaled per tile, see DecodeRowsIn).
 struct TileInput {
   const RowGroup* group;
-  const typename V::Vec* scale;
   const float* x;
   int64_t ldx;
 };
@@ -91,13 +87,13 @@ K3_INLINE void FmaRows(RowFn rows, XFn xs, DecodeAcc<V, TB>& acc) {
 
 // One V::kLanes-column step at column c; kPartial: only n < V::kLanes columns remain.
 template <class V, WeightFormat F, int TB, bool kPartial>
-K3_INLINE void DecodeStep(const TileInput<V>& in, int64_t c, int64_t n, DecodeAcc<V, TB>& acc) {
+K3_INLINE void DecodeStep(const TileInput& in, int64_t c, int64_t n, DecodeAcc<V, TB>& acc) {
   using Vec = typename V::Vec;
   const RowGroup& g = *in.group;
   const typename V::Mask m = V::LaneMask(n);
   auto rows = [&](int i) K3_INLINE_LAMBDA {
     Prefetch(g.rows[i], c * ElementBytes(F) + kPrefetchBytes);
-    const Vec w = V::template Weights<F, kPartial>(g.rows[i], c, n, in.scale[i]);
+    const Vec w = V::template Weights<F, kPartial>(g.rows[i], c, n);
     return [=](int, Vec* out) K3_INLINE_LAMBDA { out[0] = w; };
   };
   auto xs = [&](int t, int) K3_INLINE_LAMBDA {
@@ -112,7 +108,7 @@ K3_INLINE void DecodeStep(const TileInput<V>& in, int64_t c, int64_t n, DecodeAc
 // even weights of every row go to every token first, then the odd ones (fewer live registers);
 // every accumulator adds its even product before its odd one either way.
 template <class V, int TB>
-K3_INLINE void DecodeBf16Pair(const TileInput<V>& in, int64_t c, DecodeAcc<V, TB>& acc) {
+K3_INLINE void DecodeBf16Pair(const TileInput& in, int64_t c, DecodeAcc<V, TB>& acc) {
   using Vec = typename V::Vec;
   constexpr int kLanes = V::kLanes;
   const RowGroup& g = *in.group;
@@ -175,24 +171,13 @@ void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64
   constexpr int kLanes = V::kLanes;
   DecodeAcc<V, TB> acc;
   ZeroTile<V, TB>(acc);
-  typename V::Vec scale[kRows] = {};
-  const TileInput<V> in{&g, scale, x, cols};
-  if constexpr (F == WeightFormat::kFp8Block) {
-    for (int64_t cb = 0, bi = 0; cb < cols; cb += g.block, ++bi) {
-      for (int i = 0; i < kRows; ++i) scale[i] = V::Set1(g.fp8_scales[i][bi] * 256.0f);
-      const int64_t end = Min(cb + g.block, cols);
-      int64_t c = cb;
-      for (; c + kLanes <= end; c += kLanes) DecodeStep<V, F, TB, false>(in, c, kLanes, acc);
-      if (c < end) DecodeStep<V, F, TB, true>(in, c, end - c, acc);
-    }
-  } else {
-    int64_t c = 0;
-    if constexpr (F == WeightFormat::kBF16) {
-      for (; c + 2 * kLanes <= cols; c += 2 * kLanes) DecodeBf16Pair<V, TB>(in, c, acc);
-    }
-    for (; c + kLanes <= cols; c += kLanes) DecodeStep<V, F, TB, false>(in, c, kLanes, acc);
-    if (c < cols) DecodeStep<V, F, TB, true>(in, c, cols - c, acc);
+  const TileInput in{&g, x, cols};
+  int64_t c = 0;
+  if constexpr (F == WeightFormat::kBF16) {
+    for (; c + 2 * kLanes <= cols; c += 2 * kLanes) DecodeBf16Pair<V, TB>(in, c, acc);
   }
+  for (; c + kLanes <= cols; c += kLanes) DecodeStep<V, F, TB, false>(in, c, kLanes, acc);
+  if (c < cols) DecodeStep<V, F, TB, true>(in, c, cols - c, acc);
   StoreTile<V, TB>(acc, y, ldy, g.nr);
 }
 
@@ -260,25 +245,51 @@ void DecodeGroup(const RowGroup& g, const DecodeArgs& a, int64_t r) {
 template <class V>
 void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
 
+// xs[t, c] = x[t, c] * scales[c / block] * 256 for every token: x [tokens, cols], scales one FP8
+// block row's tile scales.
+inline void ScaleByTiles(const float* x, int64_t tokens, int64_t cols, const float* scales,
+                         int64_t block, float* xs) {
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t cb = 0; cb < cols; cb += block) {
+      const float s = scales[cb / block] * 256.0f;
+      const int64_t end = Min(cb + block, cols);
+      for (int64_t c = cb; c < end; ++c) xs[t * cols + c] = x[t * cols + c] * s;
+    }
+  }
+}
+
 // DecodeRows for format F: y[:, r0 .. r1) for every token, one row group at a time.
+// kFp8Block (DecodeArgs::fp8_fast): the rows of a block row share their tiles' scales, so each
+// tile's scale * 256 goes into the activations once per block row (fp8_x, [tokens, cols]) and the
+// kernels convert E4M3 bytes to value / 256 with no multiply per weight: each product is then
+// fl(w * fl(x * scale)) instead of fl(fl(w * scale) * x), one rounding moved, and still exact for
+// one-hot activations. Row groups start at multiples of kRows and block % kRows == 0, so a group
+// never straddles two block rows.
 template <class V, WeightFormat F>
-void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1) {
+void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1, float* fp8_x = nullptr) {
   const WeightMatrix& w = *a.w;
   const int64_t cols = w.cols;
   const auto* base = static_cast<const uint8_t*>(w.data);
   const int64_t row_bytes = IsFourBit(F) ? cols / 2 : cols * ElementBytes(F);
   PrefetchHead(base + r0 * row_bytes, (r1 - r0) * row_bytes);
+  DecodeArgs args = a;
+  int64_t block_row = -1;
   for (int64_t r = r0; r < r1; r += kRows) {
     RowGroup g;
     g.nr = static_cast<int>(Min(kRows, r1 - r));
-    g.block = w.block;
     for (int i = 0; i < kRows; ++i) {
       const int64_t row = r + Min(i, g.nr - 1);
       g.rows[i] = base + row * row_bytes;
       if constexpr (IsFourBit(F)) g.fourbit_scales[i] = FourBitScaleRow(w, row);
-      if constexpr (F == WeightFormat::kFp8Block) g.fp8_scales[i] = Fp8ScaleRow(w, row);
     }
-    DecodeGroup<V, F>(g, a, r);
+    if constexpr (F == WeightFormat::kFp8Block) {
+      if (r / w.block != block_row) {
+        block_row = r / w.block;
+        ScaleByTiles(a.x, a.tokens, cols, Fp8ScaleRow(w, r), w.block, fp8_x);
+        args.x = fp8_x;
+      }
+    }
+    DecodeGroup<V, F>(g, args, r);
     if constexpr (F == WeightFormat::kFp8Block) {
       // E4M3 NaN codes decode as 480 with the scale folded in; a row holding one yields NaN, as in
       // the reference.
@@ -300,7 +311,6 @@ void DecodeRowsViaScratch(const DecodeArgs& a, int64_t r0, int64_t r1, float* sc
   for (int64_t r = r0; r < r1; r += kRows) {
     RowGroup g;
     g.nr = static_cast<int>(Min(kRows, r1 - r));
-    g.block = 0;
     for (int i = 0; i < g.nr; ++i) DequantizeRangeImpl<V>(w, r + i, 0, cols, scratch + i * cols);
     for (int i = 0; i < kRows; ++i) g.rows[i] = scratch + Min(i, g.nr - 1) * cols;
     DecodeGroup<V, WeightFormat::kF32>(g, a, r);
@@ -325,7 +335,7 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
       return DecodeRowsViaScratch<V>(a, r0, r1, scratch);
     case WeightFormat::kFp8Block:
       if (!a.fp8_fast) return DecodeRowsViaScratch<V>(a, r0, r1, scratch);
-      return DecodeRowsIn<V, WeightFormat::kFp8Block>(a, r0, r1);
+      return DecodeRowsIn<V, WeightFormat::kFp8Block>(a, r0, r1, scratch);
   }
 }
 

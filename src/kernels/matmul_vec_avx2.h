@@ -73,10 +73,10 @@ struct Avx2 {
     return _mm256_cvtph_ps(_mm_and_si128(h, _mm_set1_epi16(static_cast<short>(0xBF80))));
   }
 
-  // 8 weights from element pointer p (already offset to the column). kFp8Block: fp8_scale is the
-  // tile's scale * 256, and NaN codes come out as finite values (the decode driver patches them).
+  // 8 weights from element pointer p (already offset to the column). kFp8Block: the E4M3 values /
+  // 256, unscaled, and NaN codes as finite values (the decode driver patches them).
   template <WeightFormat F>
-  K3_INLINE static Vec WeightsAt(const uint8_t* p, Vec fp8_scale) {
+  K3_INLINE static Vec WeightsAt(const uint8_t* p) {
     if constexpr (F == WeightFormat::kF32) {
       return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
     } else if constexpr (F == WeightFormat::kBF16) {
@@ -87,20 +87,20 @@ struct Avx2 {
     } else {
       static_assert(F == WeightFormat::kFp8Block);
       __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-      return _mm256_mul_ps(E4M3Over256(b), fp8_scale);
+      return E4M3Over256(b);  // unscaled: the decode driver folds scale * 256 into x
     }
   }
 
   // 8 weights of `row` from column c for the decode kernels (see WeightsAt); kPartial reads only
   // n < 8 of them and zero-fills the rest.
   template <WeightFormat F, bool kPartial>
-  K3_INLINE static Vec Weights(const void* row, int64_t c, int64_t n, Vec fp8_scale) {
+  K3_INLINE static Vec Weights(const void* row, int64_t c, int64_t n) {
     const uint8_t* p = static_cast<const uint8_t*>(row) + c * ElementBytes(F);
     if constexpr (kPartial) {
       TailBytes tail(p, n * ElementBytes(F));
-      return WeightsAt<F>(tail.bytes, fp8_scale);
+      return WeightsAt<F>(tail.bytes);
     }
-    return WeightsAt<F>(p, fp8_scale);
+    return WeightsAt<F>(p);
   }
 
   // 8 weights of `row` from column c (n of them when kPartial; the rest 0) exactly as the scalar
@@ -123,7 +123,7 @@ struct Avx2 {
       return _mm256_blendv_ps(v, _mm256_set1_ps(__builtin_nanf("")),
                               _mm256_castsi256_ps(_mm256_cmpeq_epi32(code, k7f)));
     } else {
-      return Weights<F, kPartial>(row, c, n, scale);
+      return Weights<F, kPartial>(row, c, n);
     }
   }
 

@@ -133,10 +133,11 @@ struct Avx512 {
   }
 
   // 16 weights of `row` from column c for the decode kernels; kPartial reads only the first n
-  // (masked lanes read nothing and yield 0). kFp8Block: fp8_scale is the tile's scale * 256, and
-  // NaN codes come out as finite values (the decode driver patches them).
+  // (masked lanes read nothing and yield 0). kFp8Block: the E4M3 values / 256, unscaled (the
+  // decode driver folds each tile's scale * 256 into the activations), NaN codes as finite values
+  // (the driver patches them).
   template <WeightFormat F, bool kPartial>
-  K3_INLINE static Vec Weights(const void* row, int64_t c, int64_t n, Vec fp8_scale) {
+  K3_INLINE static Vec Weights(const void* row, int64_t c, int64_t n) {
     const Mask m = kPartial ? LaneMask(n) : Mask(0xFFFF);
     if constexpr (F == WeightFormat::kF32) {
       const float* p = static_cast<const float*>(row) + c;
@@ -152,7 +153,7 @@ struct Avx512 {
       const uint8_t* p = static_cast<const uint8_t*>(row) + c;
       __m128i b = kPartial ? _mm_maskz_loadu_epi8(m, p)
                            : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      return _mm512_mul_ps(E4M3Over256(b), fp8_scale);
+      return E4M3Over256(b);
     }
   }
 
@@ -171,7 +172,7 @@ struct Avx512 {
       return _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(code, k7f),
                                 _mm512_set1_ps(__builtin_nanf("")));
     } else {
-      return Weights<F, kPartial>(row, c, n, scale);
+      return Weights<F, kPartial>(row, c, n);
     }
   }
 
