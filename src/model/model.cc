@@ -123,7 +123,7 @@ base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& di
   K3_ASSIGN_OR_RETURN(weights::Checkpoint checkpoint, OpenCheckpoint(dir, options.pages));
   const WeightQuant quant = options.quant;
   K3_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(checkpoint.config_json()));
-  K3_ASSIGN_OR_RETURN(ModelWeights w, LoadModelWeights(checkpoint, config));
+  K3_ASSIGN_OR_RETURN(ModelWeights w, LoadModelWeights(checkpoint, config, quant_pool));
   if (quant == WeightQuant::kInt8) {
     const int changed = QuantizeDenseWeights(&w, quant_pool);
     K3_LOG(kInfo) << "--weight-quant int8: " << changed

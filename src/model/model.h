@@ -96,7 +96,8 @@ class Model {
   static base::Result<std::unique_ptr<Model>> Load(const std::filesystem::path& dir,
                                                    base::ThreadPool* pool = nullptr,
                                                    LoadOptions options = {});
-  // The same on a backend of the caller's choice (docs/adding-a-backend.md).
+  // The same on a backend of the caller's choice (docs/adding-a-backend.md); `quant_pool` runs the
+  // load-time passes over the weights (FP8 NaN-code scan, --weight-quant).
   static base::Result<std::unique_ptr<Model>> Load(const std::filesystem::path& dir,
                                                    std::unique_ptr<kernels::Backend> backend,
                                                    LoadOptions options = {},

@@ -1,5 +1,7 @@
 #include "model/model_weights.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -14,11 +16,26 @@ namespace {
 using tensor::DType;
 using tensor::TensorView;
 
+// tensor::AnyE4M3Nan in 256 KiB pieces over `pool` (when given): a real K2 holds ~1 TB of FP8.
+bool AnyE4M3Nan(const uint8_t* bytes, size_t n, base::ThreadPool* pool) {
+  constexpr size_t kPiece = size_t{1} << 18;
+  const size_t pieces = (n + kPiece - 1) / kPiece;
+  if (pool == nullptr || pieces < 2) return tensor::AnyE4M3Nan(bytes, n);
+  std::atomic<bool> found{false};
+  pool->ParallelFor(pieces, [&](size_t i) {
+    const size_t begin = i * kPiece;
+    if (tensor::AnyE4M3Nan(bytes + begin, std::min(kPiece, n - begin))) {
+      found.store(true, std::memory_order_relaxed);
+    }
+  });
+  return found.load();
+}
+
 // Binds the schema's tensors (tensor_schema.h) with the checks every load must make.
 class Binder {
  public:
-  Binder(const weights::Checkpoint& checkpoint, const ModelConfig& config)
-      : checkpoint_(checkpoint), config_(config) {}
+  Binder(const weights::Checkpoint& checkpoint, const ModelConfig& config, base::ThreadPool* pool)
+      : checkpoint_(checkpoint), config_(config), pool_(pool) {}
 
   // A [rows, cols] Linear weight: NAME.weight (F32/BF16/F16, or F8_E4M3 + NAME.weight_scale_inv
   // for block FP8), or NAME.weight_packed + NAME.weight_scale for MXFP4 (U8 packed) or
@@ -178,14 +195,15 @@ class Binder {
     out->format = kernels::WeightFormat::kFp8Block;
     out->block_scales = scales.data<float>();
     out->block = block;
-    // One pass at load (~memory speed) saves the decode kernels a per-row NaN-code check.
-    out->fp8_nan_free = !tensor::AnyE4M3Nan(static_cast<const uint8_t*>(out->data),
-                                            static_cast<size_t>(out->rows * out->cols));
+    // One pass at load (memory speed, over the pool) saves the decode kernels a per-row check.
+    out->fp8_nan_free = !AnyE4M3Nan(static_cast<const uint8_t*>(out->data),
+                                    static_cast<size_t>(out->rows * out->cols), pool_);
     return base::Status::Ok();
   }
 
   const weights::Checkpoint& checkpoint_;
   const ModelConfig& config_;
+  base::ThreadPool* pool_;
 };
 
 base::Status LoadMlp(Binder& b, const MlpTensors& t, MlpWeights* out) {
@@ -299,9 +317,9 @@ std::string_view DetectPrefix(const weights::Checkpoint& checkpoint, const Model
 }  // namespace
 
 base::Result<ModelWeights> LoadModelWeights(const weights::Checkpoint& checkpoint,
-                                            const ModelConfig& config) {
+                                            const ModelConfig& config, base::ThreadPool* pool) {
   const std::string_view prefix = DetectPrefix(checkpoint, config);
-  Binder b(checkpoint, config);
+  Binder b(checkpoint, config, pool);
   const OuterTensors outer = OuterTensorsOf(config, prefix);
   ModelWeights w;
   K3_RETURN_IF_ERROR(b.Matrix(outer.embed, &w.embed));

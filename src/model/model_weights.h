@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "base/thread_pool.h"
 #include "kernels/matmul.h"
 #include "kernels/mla_layout.h"
 #include "model/config.h"
@@ -79,7 +80,9 @@ struct ModelWeights {
   std::vector<std::vector<uint16_t>> owned_scales;
 };
 
+// `pool` (optional) spreads the load-time scans of the weights (FP8 NaN codes) over its threads.
 base::Result<ModelWeights> LoadModelWeights(const weights::Checkpoint& checkpoint,
-                                            const ModelConfig& config);
+                                            const ModelConfig& config,
+                                            base::ThreadPool* pool = nullptr);
 
 }  // namespace k3::model
