@@ -31,6 +31,13 @@ constexpr bool IsFourBit(WeightFormat f) {
   return f == WeightFormat::kMxfp4 || f == WeightFormat::kInt4;
 }
 
+// Bytes per stored element (kMxfp4, kInt4: 1 per two elements, see StoredRowBytes). Baseline code
+// only: the ISA-flagged kernels keep their own internal copy (matmul_simd_base.h).
+constexpr int64_t StoredElementBytes(WeightFormat f) {
+  if (f == WeightFormat::kF32) return 4;
+  return f == WeightFormat::kBF16 || f == WeightFormat::kF16 ? 2 : 1;
+}
+
 // W is [rows, cols] ("out" x "in", torch Linear layout), viewed without copying.
 struct WeightMatrix {
   WeightFormat format = WeightFormat::kF32;
@@ -51,6 +58,11 @@ struct WeightMatrix {
   // A NaN code makes its row's outputs NaN either way; with this set wrongly they are not.
   bool fp8_nan_free = false;
 };
+
+// Bytes of one stored row of w (kMxfp4, kInt4: cols / 2).
+constexpr int64_t StoredRowBytes(const WeightMatrix& w) {
+  return IsFourBit(w.format) ? w.cols / 2 : w.cols * StoredElementBytes(w.format);
+}
 
 // Rows [begin, begin + count) of w as a matrix of their own, viewing w's memory (no copy).
 // kFp8Block needs begin % block == 0 (the view's tiles are then w's tiles, with their scales).

@@ -50,7 +50,8 @@ constexpr int64_t kPrefetchBytes = 16384;
 
 K3_INLINE int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-// Bytes per stored element (kMxfp4, kInt4: see RowPointer).
+// Bytes per stored element (kMxfp4, kInt4: see RowPointer). matmul.h's StoredElementBytes, repeated
+// with internal linkage by the ODR rule above.
 constexpr int64_t ElementBytes(WeightFormat f) {
   switch (f) {
     case WeightFormat::kF32:

@@ -7,11 +7,6 @@
 namespace k3::kernels {
 namespace {
 
-int64_t ElementSize(WeightFormat f) {
-  if (f == WeightFormat::kF32) return 4;
-  return f == WeightFormat::kBF16 || f == WeightFormat::kF16 ? 2 : 1;
-}
-
 bool Fp8TilesAlign(const WeightMatrix& kv_b, const MlaShape& s) {
   return kv_b.format == WeightFormat::kFp8Block && s.latent_dim % kv_b.block == 0 &&
          s.nope_dim % kv_b.block == 0 && s.value_dim % kv_b.block == 0;
@@ -46,7 +41,7 @@ AbsorbedKvBStorage::AbsorbedKvBStorage(const WeightMatrix& kv_b, const MlaShape&
 // keys_t[h r + c, n] = kv_b[h (dn + dv) + n, c], element by element in the stored format.
 void AbsorbedKvBStorage::TransposeKeysInFormat(const WeightMatrix& kv_b, const MlaShape& shape) {
   const int64_t dn = shape.nope_dim, dv = shape.value_dim, r = shape.latent_dim;
-  const int64_t size = ElementSize(kv_b.format);
+  const int64_t size = StoredElementBytes(kv_b.format);
   keys_.resize(static_cast<size_t>(shape.heads * r * dn * size));
   const auto* from = static_cast<const uint8_t*>(kv_b.data);
   for (int64_t h = 0; h < shape.heads; ++h) {
@@ -91,8 +86,9 @@ void AbsorbedKvBStorage::DequantiseBoth(const WeightMatrix& kv_b, const MlaShape
   auto* keys = reinterpret_cast<float*>(keys_.data());
   for (int64_t h = 0; h < shape.heads; ++h) {
     for (int64_t n = 0; n < dn; ++n) {
-      for (int64_t c = 0; c < r; ++c)
+      for (int64_t c = 0; c < r; ++c) {
         keys[(h * r + c) * dn + n] = values_[(h * (dn + dv) + n) * r + c];
+      }
     }
   }
   layout_.keys_t.format = WeightFormat::kF32;

@@ -9,33 +9,22 @@ WeightMatrix RowRange(const WeightMatrix& w, int64_t begin, int64_t count) {
       << "rows [" << begin << ", " << begin + count << ") of a " << w.rows << "-row matrix";
   WeightMatrix view = w;
   view.rows = count;
-  const auto* bytes = static_cast<const uint8_t*>(w.data);
+  view.data = static_cast<const uint8_t*>(w.data) + begin * StoredRowBytes(w);
   const int64_t groups = w.cols / 32;  // per-32 scales of the 4-bit and int8 formats
   switch (w.format) {
-    case WeightFormat::kF32:
-      view.data = bytes + begin * w.cols * 4;
-      break;
-    case WeightFormat::kBF16:
-    case WeightFormat::kF16:
-      view.data = bytes + begin * w.cols * 2;
-      break;
     case WeightFormat::kFp8Block:
       K3_CHECK(begin % w.block == 0)
           << "an FP8 row view must start on a tile: row " << begin << ", block " << w.block;
-      view.data = bytes + begin * w.cols;
       view.block_scales = w.block_scales + begin / w.block * ((w.cols + w.block - 1) / w.block);
       break;
     case WeightFormat::kMxfp4:
-      view.data = bytes + begin * w.cols / 2;
       view.mx_scales = w.mx_scales + begin * groups;
       break;
     case WeightFormat::kInt4:
-      view.data = bytes + begin * w.cols / 2;
+    case WeightFormat::kInt8Block:
       view.group_scales = w.group_scales + begin * groups;
       break;
-    case WeightFormat::kInt8Block:
-      view.data = bytes + begin * w.cols;
-      view.group_scales = w.group_scales + begin * groups;
+    default:  // F32, BF16, F16: no scales
       break;
   }
   return view;
