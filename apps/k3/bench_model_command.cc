@@ -173,24 +173,31 @@ Limits MeasureLimits(base::ThreadPool& pool) {
   return limits;
 }
 
+// What a timed decode step of `batch` sequences moves: the weights, and each sequence's cache and
+// states at the timed steps' mean context (--decode-context, plus half the steps).
+StepCost DecodeCost(const model::Model& m, const BenchModelFlags& f, int batch) {
+  return CostOfStep(m, batch, f.decode_context + f.decode_steps / 2, f.cache_dtype);
+}
+
 // Seconds a decode step of `batch` tokens needs at the measured bandwidth or compute limit.
-double RooflineStepSeconds(const model::Model& m, int batch, const Limits& limits) {
-  const StepCost cost = CostOfStep(m, batch);
+double RooflineStepSeconds(const model::Model& m, const BenchModelFlags& f, int batch,
+                           const Limits& limits) {
+  const StepCost cost = DecodeCost(m, f, batch);
   return std::max(cost.bytes / (limits.bandwidth * 1e9),
                   2.0 * cost.macs_per_token * batch / (limits.peak * 1e9));
 }
 
 void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& limits) {
-  Table decode({"decode batch", "tokens/s", "ms/step", "MB read/step", "roofline ms/step",
-                "fraction of roofline"});
+  Table decode({"decode batch", "tokens/s", "ms/step", "MB read/step", "of which cache/state",
+                "roofline ms/step", "fraction of roofline"});
   for (int batch : f.batches) {
     K3_LOG(kInfo) << "decode, batch " << batch;
     const double tps = DecodeTokensPerSecond(m, f, batch);
     const double step_ms = batch / tps * 1e3;
-    const double roof_ms = RooflineStepSeconds(m, batch, limits) * 1e3;
-    decode.Row({std::to_string(batch), Fixed(tps), Fixed(step_ms, 2),
-                Fixed(CostOfStep(m, batch).bytes / 1e6), Fixed(roof_ms, 2),
-                Fixed(roof_ms / step_ms, 2)});
+    const double roof_ms = RooflineStepSeconds(m, f, batch, limits) * 1e3;
+    const StepCost cost = DecodeCost(m, f, batch);
+    decode.Row({std::to_string(batch), Fixed(tps), Fixed(step_ms, 2), Fixed(cost.bytes / 1e6),
+                Fixed(cost.sequence_bytes / 1e6), Fixed(roof_ms, 2), Fixed(roof_ms / step_ms, 2)});
   }
   decode.Print();
 }
@@ -275,7 +282,7 @@ int CompareWithLlamaCpp(const model::Model& m, const BenchModelFlags& f, const s
   };
   plan.ours_decode = [&](int batch) { return DecodeTokensPerSecond(m, f, batch); };
   plan.ours_prefill = [&](int n) { return PrefillTokensPerSecond(m, n, f.cache_dtype); };
-  plan.decode_roofline = [&](int b) { return b / RooflineStepSeconds(m, b, limits); };
+  plan.decode_roofline = [&](int b) { return b / RooflineStepSeconds(m, f, b, limits); };
   plan.prefill_peak = [&](int) {
     return limits.prefill_peak * 1e9 / (2.0 * CostOfStep(m, 1).macs_per_token);
   };

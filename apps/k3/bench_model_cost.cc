@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "model/state.h"
+
 namespace k3::app {
 
 int64_t MatrixBytes(const model::WeightMatrix& w) {
@@ -24,7 +26,19 @@ int64_t MatrixBytes(const model::WeightMatrix& w) {
   return 0;
 }
 
-StepCost CostOfStep(const model::Model& m, int batch) {
+// Bytes one decode step moves for one sequence at `context` cached positions: the latent cache
+// read (the new entry's write is one position more), the KDA states read and written.
+double SequenceBytes(const model::ModelConfig& c, int64_t context, kernels::LatentDtype dtype) {
+  if (context <= 0) return 0;
+  const double cache = double(context + 1) * model::MlaCache::BytesPerToken(c, dtype);
+  const double dk = c.kda.head_dim;
+  const double recurrent = double(c.kda.num_heads) * dk * dk;
+  const double conv = 3.0 * (c.kda.conv_kernel - 1) * c.kda.projection_dim();
+  return cache + 2.0 * 4.0 * (recurrent + conv) * c.num_kda_layers();
+}
+
+StepCost CostOfStep(const model::Model& m, int batch, int64_t context,
+                    kernels::LatentDtype cache_dtype) {
   const auto& c = m.config();
   const auto& w = m.weights();
   StepCost cost;
@@ -65,6 +79,8 @@ StepCost CostOfStep(const model::Model& m, int batch) {
         (moe.has_shared ? 3.0 * moe.shared.gate.rows * moe.shared.gate.cols : 0) +
         k * 3.0 * x.gate.rows * x.gate.cols;
   }
+  cost.sequence_bytes = batch * SequenceBytes(c, context, cache_dtype);
+  cost.bytes += cost.sequence_bytes;
   return cost;
 }
 

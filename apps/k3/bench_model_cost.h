@@ -15,9 +15,14 @@ int64_t MatrixBytes(const model::WeightMatrix& w);
 // Weight bytes and multiply-adds one decode step reads for `batch` sequences: every dense matrix,
 // and per MoE layer the expected number of distinct experts top_k picks out of E for `batch`
 // tokens (uniform routing): E (1 - (1 - k/E)^batch).
+// With `context` > 0 the bytes also count each sequence's own memory at that context: its latent
+// cache entries read by every MLA layer (in `cache_dtype`), and its KDA recurrent and
+// short-convolution states read and written back (fp32).
 struct StepCost {
   double bytes = 0, macs_per_token = 0;
+  double sequence_bytes = 0;  // the cache and state part of `bytes`
 };
-StepCost CostOfStep(const model::Model& m, int batch);
+StepCost CostOfStep(const model::Model& m, int batch, int64_t context = 0,
+                    kernels::LatentDtype cache_dtype = kernels::LatentDtype::kBf16);
 
 }  // namespace k3::app

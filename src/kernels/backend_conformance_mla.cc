@@ -72,9 +72,10 @@ struct MlaProblem {
   KvB kv_b;
 };
 
-MlaProblem MakeMla(std::mt19937& rng, LatentDtype dtype, WeightFormat kv_format, int64_t block) {
+MlaProblem MakeMla(std::mt19937& rng, LatentDtype dtype, WeightFormat kv_format, int64_t block,
+                   int64_t heads) {
   MlaProblem p;
-  p.shape = {3, 16, 8, 12, 20, 0.17f};
+  p.shape = {heads, 16, 8, 12, 20, 0.17f};
   p.dtype = dtype;
   p.entry = p.shape.latent_dim + p.shape.rope_dim;
   p.entry_bytes = LatentEntryBytes(dtype, p.entry);
@@ -102,9 +103,11 @@ MlaProblem MakeMla(std::mt19937& rng, LatentDtype dtype, WeightFormat kv_format,
 
 // kv_b's absorbed layout is built in host memory, as the model builds it at load (CPU backends
 // read host memory).
+// heads: 3 runs the absorbed form one head per task; 16 runs it in groups of heads (2 with the
+// 3-thread pool, 8 on the calling thread alone: HeadsPerTask).
 void MlaCase(CaseEnv& env, LatentDtype dtype, WeightFormat kv_format = WeightFormat::kBF16,
-             int64_t block = 0) {
-  const MlaProblem p = MakeMla(env.rng, dtype, kv_format, block);
+             int64_t block = 0, int64_t heads = 3) {
+  const MlaProblem p = MakeMla(env.rng, dtype, kv_format, block, heads);
   const int64_t kv_rows = p.shape.heads * (p.shape.nope_dim + p.shape.value_dim);
   const WeightMatrix kv_host = p.kv_b.Matrix(kv_rows, p.shape.latent_dim);
   const AbsorbedKvBStorage absorbed(kv_host, p.shape);
@@ -153,7 +156,13 @@ std::vector<OpCase> MlaOpCases() {
           {"MlaAttentionKvbFp8Tiles",
            [](CaseEnv& env) { MlaCase(env, LatentDtype::kBf16, WeightFormat::kFp8Block, 4); }},
           {"MlaAttentionKvbFp8Unaligned",
-           [](CaseEnv& env) { MlaCase(env, LatentDtype::kF32, WeightFormat::kFp8Block, 8); }}};
+           [](CaseEnv& env) { MlaCase(env, LatentDtype::kF32, WeightFormat::kFp8Block, 8); }},
+          {"MlaAttentionHeadGroupsBf16",
+           [](CaseEnv& env) { MlaCase(env, LatentDtype::kBf16, WeightFormat::kBF16, 0, 16); }},
+          {"MlaAttentionHeadGroupsF32",
+           [](CaseEnv& env) { MlaCase(env, LatentDtype::kF32, WeightFormat::kBF16, 0, 16); }},
+          {"MlaAttentionHeadGroupsFp8",
+           [](CaseEnv& env) { MlaCase(env, LatentDtype::kFp8E4m3, WeightFormat::kBF16, 0, 16); }}};
 }
 
 }  // namespace k3::kernels::conformance

@@ -83,11 +83,6 @@ bool CpuHasAvx512() {
          __builtin_cpu_supports("avx512vl");
 }
 
-const IsaKernels& Kernels(Isa isa) {
-  K3_CHECK(isa != Isa::kScalar && IsaSupported(isa)) << "ISA " << IsaName(isa) << " unavailable";
-  return isa == Isa::kAvx512 ? Avx512Kernels() : Avx2Kernels();
-}
-
 // The portable path: dequantise one row at a time, then float dot products.
 void MatMulScalar(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
                   base::ThreadPool* pool, base::Arena& scratch) {
@@ -110,27 +105,6 @@ void MatMulScalar(const float* x, int64_t tokens, const WeightMatrix& w, float* 
                       }
                     }
                   });
-}
-
-// Within each whole group of `group` columns: the even columns, then the odd ones. A trailing
-// partial group is copied as it is.
-float* PermuteEvenOdd(const float* x, int64_t tokens, int64_t cols, int group,
-                      base::Arena& scratch) {
-  float* out = scratch.Allocate<float>(tokens * cols);
-  const int half = group / 2;
-  const int64_t whole = cols / group * group;
-  for (int64_t t = 0; t < tokens; ++t) {
-    const float* src = x + t * cols;
-    float* dst = out + t * cols;
-    for (int64_t g = 0; g < whole; g += group) {
-      for (int j = 0; j < half; ++j) {
-        dst[g + j] = src[g + 2 * j];
-        dst[g + half + j] = src[g + 2 * j + 1];
-      }
-    }
-    std::copy(src + whole, src + cols, dst + whole);
-  }
-  return out;
 }
 
 // Whether every block scale times 256 is representable, so the kernels may fold the 256 of their
@@ -205,6 +179,32 @@ void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const Weigh
 }
 
 }  // namespace
+
+const IsaKernels& Kernels(Isa isa) {
+  K3_CHECK(isa != Isa::kScalar && IsaSupported(isa)) << "ISA " << IsaName(isa) << " unavailable";
+  return isa == Isa::kAvx512 ? Avx512Kernels() : Avx2Kernels();
+}
+
+// Within each whole group of `group` columns: the even columns, then the odd ones. A trailing
+// partial group is copied as it is.
+float* PermuteEvenOdd(const float* x, int64_t tokens, int64_t cols, int group,
+                      base::Arena& scratch) {
+  float* out = scratch.Allocate<float>(tokens * cols);
+  const int half = group / 2;
+  const int64_t whole = cols / group * group;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const float* src = x + t * cols;
+    float* dst = out + t * cols;
+    for (int64_t g = 0; g < whole; g += group) {
+      for (int j = 0; j < half; ++j) {
+        dst[g + j] = src[g + 2 * j];
+        dst[g + half + j] = src[g + 2 * j + 1];
+      }
+    }
+    std::copy(src + whole, src + cols, dst + whole);
+  }
+  return out;
+}
 
 // W[row, :] with the tensor/numeric.h conversions and nothing else: what MatMulReference means.
 void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out) {

@@ -77,6 +77,21 @@ struct GemmArgs {
 // Columns per packed weight panel block (a multiple of 32 so MXFP4 blocks never straddle).
 inline constexpr int64_t kGemmKc = 256;
 
+// Products against a matrix R [n, cols] given as a table of row pointers (row_table.h): row j's
+// elements, kF32, kBF16 or kF16, start at rows[j].
+struct RowTableArgs {
+  // Dots: [tokens, cols], kBF16 permuted as DecodeArgs::x. Combine: [tokens, ldx], ldx >= n.
+  const float* x = nullptr;
+  int64_t ldx = 0;
+  int64_t tokens = 0;
+  const void* const* rows = nullptr;
+  int64_t n = 0;
+  int64_t cols = 0;
+  WeightFormat format = WeightFormat::kF32;
+  float* y = nullptr;  // [tokens, ldy]; dots: ldy >= n, combine: ldy >= cols
+  int64_t ldy = 0;
+};
+
 struct IsaKernels {
   int lanes;             // floats per vector
   int pair_group;        // x permutation group of the decode MXFP4 and BF16 kernels
@@ -91,10 +106,23 @@ struct IsaKernels {
   void (*dequantize_range)(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
   // Runs `iterations` of register-resident FMA chains; returns the floating-point operations done.
   double (*fma_loop)(int64_t iterations);
+  // y[t, j] = x[t] . R[j] on the decode tiles (matmul_simd_rows.h).
+  void (*row_table_dots)(const RowTableArgs& args);
+  // y[t, c] = sum_j x[t, j] R[j, c], each sum by FMAs in increasing j.
+  void (*row_table_combine)(const RowTableArgs& args);
 };
 
 const IsaKernels& Avx2Kernels();
 const IsaKernels& Avx512Kernels();
+enum class Isa : uint8_t;
+// The table of a supported SIMD level (not kScalar); checks support.
+const IsaKernels& Kernels(Isa isa);
+
+// x [tokens, cols] with, within each whole group of `group` columns, the even columns first, then
+// the odd ones (a trailing partial group as it is): the decode kernels' kBF16 and 4-bit x layout
+// (group = IsaKernels::pair_group). From `scratch`.
+float* PermuteEvenOdd(const float* x, int64_t tokens, int64_t cols, int group,
+                      base::Arena& scratch);
 
 // The scalar conversion (matmul.cc, baseline code): the SIMD kernels call it for kInt8Block,
 // whose products run on the integer kernels (matmul_int8.h) or through row-group scratch.

@@ -1,6 +1,7 @@
 // The SIMD MatMul kernels, written once: the decode driver (matmul_simd_decode.h), the exact
-// dequantisation and the GEMM driver (matmul_simd_gemm.h) are templates over a vector-traits type
-// V, and MakeIsaKernels<V>() instantiates them into the IsaKernels table matmul.cc dispatches to.
+// dequantisation, the GEMM driver (matmul_simd_gemm.h) and the row-table products
+// (matmul_simd_rows.h) are templates over a vector-traits type V, and MakeIsaKernels<V>()
+// instantiates them into the IsaKernels table matmul.cc and row_table.cc dispatch to.
 //
 // Adding an ISA means one traits header and one small translation unit, nothing else here:
 //  - matmul_vec_<isa>.h: a struct with the members Avx2 (matmul_vec_avx2.h) documents: the vector,
@@ -19,6 +20,7 @@
 #include "kernels/matmul_simd_base.h"
 #include "kernels/matmul_simd_decode.h"
 #include "kernels/matmul_simd_gemm.h"
+#include "kernels/matmul_simd_rows.h"
 
 namespace k3::kernels::detail {
 namespace {
@@ -38,6 +40,8 @@ constexpr IsaKernels MakeIsaKernels() {
       .pack_tokens = PackTokens<V>,
       .dequantize_range = DequantizeRangeImpl<V>,
       .fma_loop = FmaLoop<V>,
+      .row_table_dots = RowTableDots<V>,
+      .row_table_combine = RowTableCombine<V>,
   };
 }
 

@@ -8,13 +8,15 @@
 // - naive GEMM (mla_attention_gemm.cc): the same as two matrix products per head;
 // - absorbed: kv_b's key half folded into the query and its value half applied after the
 //   weighted sum, so each query touches only the 576-wide entries (decode).
-// Heads of a sequence run in parallel; each head task takes its scratch from its Workspace slot.
+// Heads (naive forms) or groups of heads (absorbed form) run in parallel; each task takes its
+// scratch from its Workspace slot.
 #include <algorithm>
 #include <cstring>
 
 #include "base/arena.h"
 #include "kernels/cpu_ops.h"
 #include "kernels/matmul_detail.h"
+#include "kernels/row_table.h"
 #include "kernels/vectorize.h"
 
 namespace k3::kernels::cpu {
@@ -50,37 +52,13 @@ K3_MULTIVERSION void AttendNaive(const Dims& d, const float* q, const float* kv,
   }
 }
 
-// Absorbed form for one (sequence, head) between the two projections, reading only the cache
-// entries, stored as E (float, or uint16_t bfloat16 read in place: Dot and Axpy widen each value
-// with a shift): from each row t's latent query q_latent[t] ([rows, r]: q_nope W_uk) to
-// mixed[t] = sum_j p_j entry_j[0, r) ([rows, r]). scratch: p [start + rows].
-template <typename E>
-K3_MULTIVERSION void AttendAbsorbed(const Dims& d, const float* q, const E* const* entries,
-                                    int64_t start, int64_t rows, int64_t head, float scale,
-                                    const float* q_latent, float* p, float* mixed) {
-  for (int64_t t = 0; t < rows; ++t) {
-    const float* q_rope = q + t * d.h * d.qk + head * d.qk + d.dn;
-    const float* ql = q_latent + t * d.r;
-    const int64_t len = start + t + 1;
-    for (int64_t j = 0; j < len; ++j) {
-      const E* e = entries[j];
-      p[j] = (Dot(ql, e, d.r) + Dot(q_rope, e + d.r, d.dr)) * scale;
-    }
-    SoftmaxInPlace(p, len);
-    float* m = mixed + t * d.r;
-    std::fill(m, m + d.r, 0.0f);
-    for (int64_t j = 0; j < len; ++j) Axpy(p[j], entries[j], m, d.r);
-  }
-}
-
-// Position j's stored entry for j in [0, len), as a table of pointers to E (from `arena`).
-template <typename E>
-const E** EntryTable(const LatentCacheView& cache, const PagedSequence& s, int64_t len,
-                     base::Arena& arena) {
-  const E** table = arena.Allocate<const E*>(len);
+// Position j's stored entry for j in [0, len), as a table of pointers into the cache (from
+// `arena`).
+const void** EntryPointers(const LatentCacheView& cache, const PagedSequence& s, int64_t len,
+                           base::Arena& arena) {
+  const void** table = arena.Allocate<const void*>(len);
   for (int64_t j = 0; j < len; ++j) {
-    table[j] =
-        reinterpret_cast<const E*>(cache.entry(s.pages[j / cache.page_size], j % cache.page_size));
+    table[j] = cache.entry(s.pages[j / cache.page_size], j % cache.page_size);
   }
   return table;
 }
@@ -92,9 +70,15 @@ const E** EntryTable(const LatentCacheView& cache, const PagedSequence& s, int64
 // H (dn + dv) multiply-adds of the kv_b expansion, or the absorbed form's 2 H len entry_dim.
 const float** FloatEntryTable(const LatentCacheView& cache, const PagedSequence& s, int64_t len,
                               base::Arena& arena) {
-  if (cache.dtype == LatentDtype::kF32) return EntryTable<float>(cache, s, len, arena);
-  const int64_t dim = cache.entry_dim;
   const float** table = arena.Allocate<const float*>(len);
+  if (cache.dtype == LatentDtype::kF32) {  // pointers into the cache, no copy
+    for (int64_t j = 0; j < len; ++j) {
+      table[j] = reinterpret_cast<const float*>(
+          cache.entry(s.pages[j / cache.page_size], j % cache.page_size));
+    }
+    return table;
+  }
+  const int64_t dim = cache.entry_dim;
   float* decoded = arena.Allocate<float>(len * dim);
   for (int64_t j = 0; j < len; ++j) {
     DecodeLatentEntry(cache.dtype, cache.entry(s.pages[j / cache.page_size], j % cache.page_size),
@@ -115,23 +99,23 @@ float* ExpandLatents(const MlaAttentionArgs& a, const float* const* entries, int
   return expanded;
 }
 
-// task(head, scratch) for every head, in parallel over the pool's slots.
+// task(i, scratch) for every i < n, in parallel over the pool's slots.
 template <typename Task>
-void ForEachHead(int64_t heads, base::ThreadPool* pool, Workspace& ws, const Task& task) {
-  auto run = [&](size_t head, size_t slot) {
+void ForEachTask(int64_t n, base::ThreadPool* pool, Workspace& ws, const Task& task) {
+  auto run = [&](size_t i, size_t slot) {
     base::Arena& scratch = ws.slot(slot);
     base::ArenaMark task_mark(scratch);
-    task(static_cast<int64_t>(head), scratch);
+    task(static_cast<int64_t>(i), scratch);
   };
-  if (pool) return pool->ParallelForSlots(heads, run);
-  for (int64_t head = 0; head < heads; ++head) run(head, 0);
+  if (pool) return pool->ParallelForSlots(n, run);
+  for (int64_t i = 0; i < n; ++i) run(i, 0);
 }
 
-// One sequence of the absorbed form: its rows and its entries, as E (BF16 read in place) or floats.
+// One sequence of the absorbed form: its rows and its entries [len, r + dr] (BF16 or F32 read in
+// place, FP8 decoded to F32 first).
 struct AbsorbedSequence {
   const PagedSequence* seq;
-  const uint16_t* const* bf16_entries;  // when the cache is BF16
-  const float* const* float_entries;    // otherwise
+  RowTable entries;
 };
 
 // y [tokens, w.rows] = x W^T on the calling thread in the decode regime: every token's sums are
@@ -142,26 +126,24 @@ void DecodeProduct(const WeightMatrix& w, const float* x, int64_t tokens, float*
                         &scratch);
 }
 
-// The absorbed form of every sequence in `seqs` (total_rows rows), in one pass over the heads. A
-// head's task folds all rows' queries into the latent space with one product (q_nope [rows, dn]
-// times its W_uk^T slice), runs each sequence's softmax over the entries, and applies its W_uv
-// slice to all rows' mixed latents with a second product: kv_b is read once per head and layer,
-// not once per sequence, in its stored format where the layout keeps it (K2's FP8: a quarter of
-// float32's bytes; AbsorbedKvBStorage), and the products run on the decode kernels' register tiles
-// (4 weight rows x up to 6 tokens) instead of an Axpy per query value and a Dot per output value.
-// Results do not depend on which sequences share the step (the decode kernels' per-token sums do
-// not depend on the token tiling).
-void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequence> seqs,
-                       int64_t total_rows, base::ThreadPool* pool, Workspace& ws) {
-  const Dims d = DimsOf(a.shape);
-  ForEachHead(d.h, pool, ws, [&](int64_t head, base::Arena& scratch) {
-    const WeightMatrix w_uk_t = RowRange(a.absorbed.keys_t, head * d.r, d.r);  // [r, dn]
-    const WeightMatrix w_uv =
-        RowRange(a.absorbed.values, head * (d.dn + d.dv) + d.dn, d.dv);  // [dv, r]
-    float* q_nope = scratch.Allocate<float>(total_rows * d.dn);          // [total_rows, dn]
-    float* q_latent = scratch.Allocate<float>(total_rows * d.r);         // [total_rows, r]
-    float* mixed = scratch.Allocate<float>(total_rows * d.r);            // [total_rows, r]
-    float* values = scratch.Allocate<float>(total_rows * d.dv);          // [total_rows, dv]
+// Heads per task of the absorbed form. A task reads its sequences' entries twice (scores, then
+// the weighted sum) for all of its heads at once, so larger groups read the cache fewer times;
+// two tasks per thread, where the heads allow, keep the threads balanced.
+int64_t HeadsPerTask(int64_t heads, const base::ThreadPool* pool) {
+  const int64_t threads = pool != nullptr ? static_cast<int64_t>(pool->parallelism()) : 1;
+  return std::clamp<int64_t>(heads / (2 * threads), 1, 8);
+}
+
+// Heads [h0, h0 + gh) of every row folded into the latent space: queries[row][i] = (q_nope
+// W_uk^T, q_rope) of head h0 + i, [total_rows, gh, r + dr]. One product per head over all rows.
+void FoldQueries(const MlaAttentionArgs& a, const Dims& d, std::span<const AbsorbedSequence> seqs,
+                 int64_t h0, int64_t gh, int64_t total_rows, float* queries, base::Arena& scratch) {
+  base::ArenaMark mark(scratch);
+  const int64_t qw = d.r + d.dr;
+  float* q_nope = scratch.Allocate<float>(total_rows * d.dn);   // [total_rows, dn]
+  float* q_latent = scratch.Allocate<float>(total_rows * d.r);  // [total_rows, r]
+  for (int64_t i = 0; i < gh; ++i) {
+    const int64_t head = h0 + i;
     int64_t row = 0;
     for (const AbsorbedSequence& as : seqs) {
       for (int64_t t = 0; t < as.seq->rows; ++t, ++row) {
@@ -169,57 +151,110 @@ void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequen
                     d.dn * sizeof(float));
       }
     }
-    DecodeProduct(w_uk_t, q_nope, total_rows, q_latent, scratch);
-    row = 0;
-    for (const AbsorbedSequence& as : seqs) {
-      const PagedSequence& s = *as.seq;
-      base::ArenaMark mark(scratch);
-      float* p = scratch.Allocate<float>(s.start_position + s.rows);
-      const float* qs = a.q + s.row_begin * d.h * d.qk;
-      if (as.bf16_entries != nullptr) {
-        AttendAbsorbed(d, qs, as.bf16_entries, s.start_position, s.rows, head, a.shape.scale,
-                       q_latent + row * d.r, p, mixed + row * d.r);
-      } else {
-        AttendAbsorbed(d, qs, as.float_entries, s.start_position, s.rows, head, a.shape.scale,
-                       q_latent + row * d.r, p, mixed + row * d.r);
-      }
-      row += s.rows;
-    }
-    DecodeProduct(w_uv, mixed, total_rows, values, scratch);
+    DecodeProduct(RowRange(a.absorbed.keys_t, head * d.r, d.r), q_nope, total_rows, q_latent,
+                  scratch);
     row = 0;
     for (const AbsorbedSequence& as : seqs) {
       for (int64_t t = 0; t < as.seq->rows; ++t, ++row) {
-        std::memcpy(a.out + ((as.seq->row_begin + t) * d.h + head) * d.dv, values + row * d.dv,
-                    d.dv * sizeof(float));
+        float* query = queries + (row * gh + i) * qw;
+        std::memcpy(query, q_latent + row * d.r, d.r * sizeof(float));
+        std::memcpy(query + d.r, a.q + ((as.seq->row_begin + t) * d.h + head) * d.qk + d.dn,
+                    d.dr * sizeof(float));
+      }
+    }
+  }
+}
+
+// Row t of a sequence (its position start + t sees entries [0, len)) for gh heads: scores of the
+// folded queries [gh, r + dr] against every entry, softmax per head, and the weighted sums of the
+// entries' latent parts into mixed[i * ldm, + r) for head i. Each entry is read once per step for
+// all gh heads, on the row-table tiles (row_table.h).
+void AttendRow(const Dims& d, float scale, const RowTable& entries, int64_t len, int64_t gh,
+               const float* queries, float* mixed, int64_t ldm, base::Arena& scratch) {
+  base::ArenaMark mark(scratch);
+  float* p = scratch.Allocate<float>(gh * len);  // [gh, len]
+  RowTable keys = entries;
+  keys.n = len;
+  RowTableDots(queries, gh, keys, p, len, scratch);
+  for (int64_t i = 0; i < gh; ++i) {
+    float* pi = p + i * len;
+    for (int64_t j = 0; j < len; ++j) pi[j] *= scale;
+    SoftmaxInPlace(pi, len);
+  }
+  RowTable latents = keys;
+  latents.cols = d.r;
+  RowTableCombine(p, gh, len, latents, mixed, ldm);
+}
+
+// The absorbed form of every sequence in `seqs` (total_rows rows), in one pass over groups of
+// heads. A group's task folds all rows' queries into the latent space (one product per head: q_nope
+// [rows, dn] times its W_uk^T slice), attends every row over its sequence's entries for all heads
+// of the group at once, and applies each head's W_uv slice to all rows' mixed latents with a
+// second product: kv_b is read once per head and layer, not once per sequence, in its stored
+// format where the layout keeps it (K2's FP8: a quarter of float32's bytes; AbsorbedKvBStorage).
+// Results do not depend on which sequences share the step, nor on the grouping of heads (the
+// decode kernels' per-token sums and the row-table products do not depend on the token tiling).
+void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequence> seqs,
+                       int64_t total_rows, base::ThreadPool* pool, Workspace& ws) {
+  const Dims d = DimsOf(a.shape);
+  const int64_t group = HeadsPerTask(d.h, pool);
+  ForEachTask((d.h + group - 1) / group, pool, ws, [&](int64_t task, base::Arena& scratch) {
+    const int64_t h0 = task * group, gh = std::min(group, d.h - h0);
+    const int64_t qw = d.r + d.dr;
+    float* queries = scratch.Allocate<float>(total_rows * gh * qw);  // [total_rows, gh, qw]
+    float* mixed = scratch.Allocate<float>(gh * total_rows * d.r);   // [gh, total_rows, r]
+    float* values = scratch.Allocate<float>(total_rows * d.dv);      // [total_rows, dv]
+    FoldQueries(a, d, seqs, h0, gh, total_rows, queries, scratch);
+    int64_t row = 0;
+    for (const AbsorbedSequence& as : seqs) {
+      for (int64_t t = 0; t < as.seq->rows; ++t, ++row) {
+        AttendRow(d, a.shape.scale, as.entries, as.seq->start_position + t + 1, gh,
+                  queries + row * gh * qw, mixed + row * d.r, total_rows * d.r, scratch);
+      }
+    }
+    for (int64_t i = 0; i < gh; ++i) {
+      const int64_t head = h0 + i;
+      const WeightMatrix w_uv = RowRange(a.absorbed.values, head * (d.dn + d.dv) + d.dn, d.dv);
+      DecodeProduct(w_uv, mixed + i * total_rows * d.r, total_rows, values, scratch);
+      row = 0;
+      for (const AbsorbedSequence& as : seqs) {
+        for (int64_t t = 0; t < as.seq->rows; ++t, ++row) {
+          std::memcpy(a.out + ((as.seq->row_begin + t) * d.h + head) * d.dv, values + row * d.dv,
+                      d.dv * sizeof(float));
+        }
       }
     }
   });
 }
 
-// BF16 caches are read in place by the absorbed form (decode, bandwidth-bound: every head reads
-// all entries twice, so half fp32's bytes); FP8 caches, and every naive form, decode the entries
-// to floats first (FloatEntryTable). Measured, one decode token, 64 heads, 576-wide entries, one
-// thread: at context 4096 fp32 24.5 ms, bf16 in place 22.2, fp8 decoded 22.1 (of which the decode
-// 1.4): all in cache; at 32768 fp32 721 ms, bf16 in place 264, fp8 decoded 470 (decode 18). A bf16
-// decode-first path would cost the 7.8 ms decode and then read fp32-sized scratch per head.
-// Absorbed sequences over BF16 or FP32 caches only get their tables of entry pointers here (from
-// ws.arena(), which the caller keeps) and are appended to `absorbed`; the rest run at once.
+// BF16 and FP32 caches are read in place by the absorbed form (decode: each head group reads all
+// entries twice, so BF16 halves fp32's bytes); FP8 caches, and every naive form, decode the
+// entries to floats first (FloatEntryTable, on the calling thread). Measured with mla_benchmark
+// (one decode token, 16 or 64 heads, 576-wide entries, 2 threads of a Zen 5 VM): BF16 in place
+// runs at 0.42-0.67 of the FP32 FMA peak at contexts 512-4096 and 0.18-0.29 at 32768, where the
+// entries no longer stay in cache between a group's two passes; FP8's serial decode holds it to
+// ~0.1. Absorbed sequences over BF16 or FP32 caches only get their tables of entry pointers here
+// (from ws.arena(), which the caller keeps) and are appended to `absorbed`; the rest run at once.
 void AttendSequence(const MlaAttentionArgs& a, const MlaSequence& ms, base::ThreadPool* pool,
                     Workspace& ws, AbsorbedSequence* absorbed, size_t* num_absorbed) {
   const Dims d = DimsOf(a.shape);
   const PagedSequence& s = ms.seq;
   const int64_t len = s.start_position + s.rows;
   if (ms.form == MlaForm::kAbsorbed) {
-    if (a.cache.dtype == LatentDtype::kBf16) {
-      absorbed[(*num_absorbed)++] = {&s, EntryTable<uint16_t>(a.cache, s, len, ws.arena()),
-                                     nullptr};
-    } else if (a.cache.dtype == LatentDtype::kF32) {  // pointers into the cache, no copy
-      absorbed[(*num_absorbed)++] = {&s, nullptr, FloatEntryTable(a.cache, s, len, ws.arena())};
+    const int64_t entry_dim = a.cache.entry_dim;
+    if (a.cache.dtype == LatentDtype::kBf16 || a.cache.dtype == LatentDtype::kF32) {
+      const WeightFormat format =
+          a.cache.dtype == LatentDtype::kBf16 ? WeightFormat::kBF16 : WeightFormat::kF32;
+      absorbed[(*num_absorbed)++] = {
+          &s, RowTable{EntryPointers(a.cache, s, len, ws.arena()), len, entry_dim, format}};
     } else {
       // Decoded copies (4 len entry_dim bytes) run one sequence at a time, so the scratch never
       // holds more than one sequence's entries.
       base::ArenaMark mark(ws.arena());
-      const AbsorbedSequence one{&s, nullptr, FloatEntryTable(a.cache, s, len, ws.arena())};
+      const float* const* floats = FloatEntryTable(a.cache, s, len, ws.arena());
+      const void** rows = ws.arena().Allocate<const void*>(len);
+      std::copy(floats, floats + len, rows);
+      const AbsorbedSequence one{&s, RowTable{rows, len, entry_dim, WeightFormat::kF32}};
       AttendAbsorbedAll(a, {&one, 1}, s.rows, pool, ws);
     }
     return;
@@ -232,7 +267,7 @@ void AttendSequence(const MlaAttentionArgs& a, const MlaSequence& ms, base::Thre
   }
   const float* qs = a.q + s.row_begin * d.h * d.qk;
   float* os = a.out + s.row_begin * d.h * d.dv;
-  ForEachHead(d.h, pool, ws, [&](int64_t head, base::Arena& scratch) {
+  ForEachTask(d.h, pool, ws, [&](int64_t head, base::Arena& scratch) {
     float* p = scratch.Allocate<float>(len);
     AttendNaive(d, qs, expanded, entries, s.start_position, s.rows, head, a.shape.scale, p, os);
   });

@@ -37,22 +37,4 @@ __attribute__((always_inline)) inline float Bf16Value(uint16_t bits) {
   return std::bit_cast<float>(uint32_t{bits} << 16);
 }
 
-// Dot and Axpy over a bfloat16 operand (a latent cache read in place), with the same summation
-// order as the float versions.
-__attribute__((always_inline)) inline float Dot(const float* a, const uint16_t* b, int64_t n) {
-  float lanes[16] = {};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    for (int l = 0; l < 16; ++l) lanes[l] += a[i + l] * Bf16Value(b[i + l]);
-  }
-  float sum = 0.0f;
-  for (; i < n; ++i) sum += a[i] * Bf16Value(b[i]);
-  for (int l = 0; l < 16; ++l) sum += lanes[l];
-  return sum;
-}
-
-__attribute__((always_inline)) inline void Axpy(float a, const uint16_t* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * Bf16Value(x[i]);
-}
-
 }  // namespace k3::kernels
