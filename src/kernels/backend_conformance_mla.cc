@@ -72,16 +72,24 @@ struct MlaProblem {
   KvB kv_b;
 };
 
+// past_b: positions cached before sequence b's decode token; past 9 the pages grow to 64 slots,
+// enough for the absorbed form's blocks of 256 entries (AttendRow) to be several.
 MlaProblem MakeMla(std::mt19937& rng, LatentDtype dtype, WeightFormat kv_format, int64_t block,
-                   int64_t heads) {
+                   int64_t heads, int64_t past_b) {
   MlaProblem p;
   p.shape = {heads, 16, 8, 12, 20, 0.17f};
+  if (past_b > 9) {
+    p.page_size = 64;
+    p.num_pages = 16;
+    p.pages_a = {15, 3};
+    p.pages_b = {0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  }
   p.dtype = dtype;
   p.entry = p.shape.latent_dim + p.shape.rope_dim;
   p.entry_bytes = LatentEntryBytes(dtype, p.entry);
   p.page_stride = 2 * p.page_size * p.entry_bytes;  // as if two layers shared the pages
   // a: a fresh 7-token prompt; b: one decode token after 9 cached positions.
-  p.seqs = {{0, 7, 0, p.pages_a}, {7, 1, 9, p.pages_b}};
+  p.seqs = {{0, 7, 0, p.pages_a}, {7, 1, past_b, p.pages_b}};
   // Every slot holds a valid stored entry (random floats, encoded); k_pe 4x larger than c_kv, as
   // an unnormalised rotated key can be.
   const int64_t slots = p.num_pages * 2 * p.page_size;
@@ -106,8 +114,8 @@ MlaProblem MakeMla(std::mt19937& rng, LatentDtype dtype, WeightFormat kv_format,
 // heads: 3 runs the absorbed form one head per task; 16 runs it in groups of heads (2 with the
 // 3-thread pool, 8 on the calling thread alone: HeadsPerTask).
 void MlaCase(CaseEnv& env, LatentDtype dtype, WeightFormat kv_format = WeightFormat::kBF16,
-             int64_t block = 0, int64_t heads = 3) {
-  const MlaProblem p = MakeMla(env.rng, dtype, kv_format, block, heads);
+             int64_t block = 0, int64_t heads = 3, int64_t past_b = 9) {
+  const MlaProblem p = MakeMla(env.rng, dtype, kv_format, block, heads, past_b);
   const int64_t kv_rows = p.shape.heads * (p.shape.nope_dim + p.shape.value_dim);
   const WeightMatrix kv_host = p.kv_b.Matrix(kv_rows, p.shape.latent_dim);
   const AbsorbedKvBStorage absorbed(kv_host, p.shape);
@@ -162,7 +170,13 @@ std::vector<OpCase> MlaOpCases() {
           {"MlaAttentionHeadGroupsF32",
            [](CaseEnv& env) { MlaCase(env, LatentDtype::kF32, WeightFormat::kBF16, 0, 16); }},
           {"MlaAttentionHeadGroupsFp8",
-           [](CaseEnv& env) { MlaCase(env, LatentDtype::kFp8E4m3, WeightFormat::kBF16, 0, 16); }}};
+           [](CaseEnv& env) { MlaCase(env, LatentDtype::kFp8E4m3, WeightFormat::kBF16, 0, 16); }},
+          // 700 cached positions: three blocks of the absorbed form's single pass (with random
+          // scores, some of the 16 heads' running maxima grow in a later block).
+          {"MlaAttentionLongContextBf16",
+           [](CaseEnv& env) { MlaCase(env, LatentDtype::kBf16, WeightFormat::kBF16, 0, 16, 700); }},
+          {"MlaAttentionLongContextF32",
+           [](CaseEnv& env) { MlaCase(env, LatentDtype::kF32, WeightFormat::kBF16, 0, 3, 700); }}};
 }
 
 }  // namespace k3::kernels::conformance

@@ -12,11 +12,13 @@
 // scratch from its Workspace slot.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "base/arena.h"
 #include "kernels/cpu_ops.h"
 #include "kernels/matmul_detail.h"
 #include "kernels/row_table.h"
+#include "kernels/vector_math.h"
 #include "kernels/vectorize.h"
 
 namespace k3::kernels::cpu {
@@ -126,8 +128,8 @@ void DecodeProduct(const WeightMatrix& w, const float* x, int64_t tokens, float*
                         &scratch);
 }
 
-// Heads per task of the absorbed form. A task reads its sequences' entries twice (scores, then
-// the weighted sum) for all of its heads at once, so larger groups read the cache fewer times;
+// Heads per task of the absorbed form. A task reads its sequences' entries once for all of its
+// heads (AttendRow), so larger groups read the cache fewer times;
 // two tasks per thread, where the heads allow, keep the threads balanced.
 int64_t HeadsPerTask(int64_t heads, const base::ThreadPool* pool) {
   const int64_t threads = pool != nullptr ? static_cast<int64_t>(pool->parallelism()) : 1;
@@ -165,25 +167,73 @@ void FoldQueries(const MlaAttentionArgs& a, const Dims& d, std::span<const Absor
   }
 }
 
+// Positions per block of AttendRow's single pass: a block's entries (256 x 1152 bytes in BF16)
+// stay in L2 between their scores and their weighted sum, so each entry comes from memory once
+// per head group instead of twice.
+constexpr int64_t kEntryBlock = 256;
+
+// One head's block of scores in place: p[j] = exp(scale p[j] - m) for j < n, where m = max(*max,
+// scale p[j] over the block) becomes the new *max. Returns sum_j p[j] (in double, as
+// SoftmaxInPlace) and the factor exp(old max - m) that rescales what earlier blocks summed.
+K3_MULTIVERSION float ExpBlock(float* p, int64_t n, float scale, float* max, double* sum) {
+  float m = *max;
+  for (int64_t j = 0; j < n; ++j) {
+    p[j] *= scale;
+    m = p[j] > m ? p[j] : m;
+  }
+  double block_sum = 0.0;
+  for (int64_t j = 0; j < n; ++j) {
+    p[j] = FastExp(p[j] - m);
+    block_sum += p[j];
+  }
+  const float rescale = FastExp(*max - m);
+  *max = m;
+  *sum = block_sum;
+  return rescale;
+}
+
 // Row t of a sequence (its position start + t sees entries [0, len)) for gh heads: scores of the
 // folded queries [gh, r + dr] against every entry, softmax per head, and the weighted sums of the
-// entries' latent parts into mixed[i * ldm, + r) for head i. Each entry is read once per step for
-// all gh heads, on the row-table tiles (row_table.h).
+// entries' latent parts into mixed[i * ldm, + r) for head i, on the row-table tiles
+// (row_table.h). One pass over blocks of kEntryBlock entries with a running maximum and sum per
+// head (the softmax's exponentials are taken against the running maximum and earlier blocks'
+// sums rescaled when it grows), so each entry is read once per step for all gh heads.
 void AttendRow(const Dims& d, float scale, const RowTable& entries, int64_t len, int64_t gh,
                const float* queries, float* mixed, int64_t ldm, base::Arena& scratch) {
   base::ArenaMark mark(scratch);
-  float* p = scratch.Allocate<float>(gh * len);  // [gh, len]
-  RowTable keys = entries;
-  keys.n = len;
-  RowTableDots(queries, gh, keys, p, len, scratch);
-  for (int64_t i = 0; i < gh; ++i) {
-    float* pi = p + i * len;
-    for (int64_t j = 0; j < len; ++j) pi[j] *= scale;
-    SoftmaxInPlace(pi, len);
+  const int64_t block = std::min(len, kEntryBlock);
+  float* p = scratch.Allocate<float>(gh * block);   // [gh, block]
+  float* part = scratch.Allocate<float>(gh * d.r);  // [gh, r]: one block's weighted sums
+  float* max = scratch.Allocate<float>(gh);
+  double* total = scratch.Allocate<double>(gh);
+  std::fill(max, max + gh, -std::numeric_limits<float>::infinity());
+  std::fill(total, total + gh, 0.0);
+  for (int64_t i = 0; i < gh; ++i) std::fill(mixed + i * ldm, mixed + i * ldm + d.r, 0.0f);
+  for (int64_t b0 = 0; b0 < len; b0 += block) {
+    const int64_t nb = std::min(block, len - b0);
+    RowTable keys = entries;
+    keys.rows += b0;
+    keys.n = nb;
+    RowTableDots(queries, gh, keys, p, nb, scratch);
+    RowTable latents = keys;
+    latents.cols = d.r;
+    for (int64_t i = 0; i < gh; ++i) {
+      double block_sum = 0.0;
+      const float rescale = ExpBlock(p + i * nb, nb, scale, &max[i], &block_sum);
+      total[i] = total[i] * rescale + block_sum;
+      if (b0 > 0 && rescale != 1.0f) {
+        for (int64_t c = 0; c < d.r; ++c) mixed[i * ldm + c] *= rescale;
+      }
+    }
+    RowTableCombine(p, gh, nb, latents, part, d.r);
+    for (int64_t i = 0; i < gh; ++i) {
+      for (int64_t c = 0; c < d.r; ++c) mixed[i * ldm + c] += part[i * d.r + c];
+    }
   }
-  RowTable latents = keys;
-  latents.cols = d.r;
-  RowTableCombine(p, gh, len, latents, mixed, ldm);
+  for (int64_t i = 0; i < gh; ++i) {
+    const float inv = static_cast<float>(1.0 / total[i]);
+    for (int64_t c = 0; c < d.r; ++c) mixed[i * ldm + c] *= inv;
+  }
 }
 
 // The absorbed form of every sequence in `seqs` (total_rows rows), in one pass over groups of
@@ -228,13 +278,13 @@ void AttendAbsorbedAll(const MlaAttentionArgs& a, std::span<const AbsorbedSequen
 }
 
 // BF16 and FP32 caches are read in place by the absorbed form (decode: each head group reads all
-// entries twice, so BF16 halves fp32's bytes); FP8 caches, and every naive form, decode the
-// entries to floats first (FloatEntryTable, on the calling thread). Measured with mla_benchmark
-// (one decode token, 16 or 64 heads, 576-wide entries, 2 threads of a Zen 5 VM): BF16 in place
-// runs at 0.42-0.67 of the FP32 FMA peak at contexts 512-4096 and 0.18-0.29 at 32768, where the
-// entries no longer stay in cache between a group's two passes; FP8's serial decode holds it to
-// ~0.1. Absorbed sequences over BF16 or FP32 caches only get their tables of entry pointers here
-// (from ws.arena(), which the caller keeps) and are appended to `absorbed`; the rest run at once.
+// entries once, AttendRow, so BF16 halves fp32's bytes); FP8 caches, and every naive form, decode
+// the entries to floats first (FloatEntryTable, on the calling thread). Measured with
+// mla_benchmark (docs/model.md: one decode token, 16 or 64 heads, 2 threads of a Zen 5 VM): BF16
+// in place runs at ~0.3-0.55 of the FP32 FMA peak at contexts 512-32768; FP8's serial decode
+// holds it to ~0.1. Absorbed sequences over BF16 or FP32 caches only get their tables of entry
+// pointers here (from ws.arena(), which the caller keeps) and are appended to `absorbed`; the
+// rest run at once.
 void AttendSequence(const MlaAttentionArgs& a, const MlaSequence& ms, base::ThreadPool* pool,
                     Workspace& ws, AbsorbedSequence* absorbed, size_t* num_absorbed) {
   const Dims d = DimsOf(a.shape);
