@@ -5,6 +5,10 @@
 //                                    read bandwidth (weights rotate through as many bytes as the
 //                                    bandwidth measurement reads, 4x the LLC, so calls stream them
 //                                    from memory);
+//   HotDecode[NoVbmi]/FP8/avx512/tokens:1  (CPUs with AVX512-VBMI) the two FP8 decode tables on
+//                                    a 512 x 2048 matrix every call re-reads from L2: GB/s of
+//                                    weights converted and applied, a compute rate ("of bw" > 1
+//                                    is possible);
 //   Prefill/<format>/<isa>           tokens 512, rows 2048, cols 2048: GFLOP/s and its fraction of
 //                                    that ISA's peak;
 //   Precision/<format>/tokens:N/<p>  MatMul under GemmPrecision kFp32 and kBf16 (AMX or
@@ -29,6 +33,7 @@
 #include "base/aligned_buffer.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_detail.h"
+#include "kernels/matmul_kernels.h"
 #include "kernels/roofline.h"
 #include "kernels/roofline_detail.h"
 #include "tensor/numeric.h"
@@ -194,6 +199,21 @@ const WeightSet& DecodeWeights(WeightFormat format) {
   return *set;
 }
 
+// Rows of the cache-resident decode matrix (HotDecode rows): 512 x 2048 one-byte weights are 512
+// KiB per thread on two threads, half of a Zen 4/5 core's L2.
+constexpr int64_t kHotRows = 512;
+
+// One matrix, read again by every call: the kernel's conversion and FMA rate without the memory.
+const WeightSet& HotWeights(WeightFormat format) {
+  static std::unique_ptr<WeightSet> set;
+  static WeightFormat current;
+  if (!set || current != format) {
+    set = std::make_unique<WeightSet>(format, kHotRows, 2048, 0);
+    current = format;
+  }
+  return *set;
+}
+
 std::vector<float> RandomActivations(int64_t n) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
@@ -226,10 +246,28 @@ std::string Name(const char* kind, WeightFormat format, Isa isa, int64_t tokens)
   return name;
 }
 
-// int8: FourBitActivations::kInt8 for the timed calls (4-bit formats, AVX512-VNNI).
-void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t tokens, bool int8) {
-  const WeightSet& set = DecodeWeights(format);
-  const int64_t rows = 4096, cols = 2048;
+// What a Decode benchmark runs besides the format and ISA: kInt8 = FourBitActivations::kInt8 for
+// the timed calls (4-bit formats, AVX512-VNNI); kPlainAvx512 = the AVX-512 table without VBMI
+// (the F16-widening FP8 decode, side by side with the byte-table one Kernels() picks).
+enum class DecodePath { kDefault, kInt8, kPlainAvx512 };
+
+const char* DecodeKind(DecodePath path) {
+  switch (path) {
+    case DecodePath::kInt8:
+      return "DecodeInt8";
+    case DecodePath::kPlainAvx512:
+      return "DecodeNoVbmi";
+    default:
+      return "Decode";
+  }
+}
+
+// hot: HotWeights (a "HotDecode" row), else DecodeWeights streamed from memory.
+void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t tokens,
+               DecodePath path, bool hot) {
+  const bool int8 = path == DecodePath::kInt8;
+  const WeightSet& set = hot ? HotWeights(format) : DecodeWeights(format);
+  const int64_t rows = hot ? kHotRows : 4096, cols = 2048;
   std::vector<float> x = RandomActivations(tokens * cols);
   std::vector<float> y(static_cast<size_t>(tokens * rows));
   CallTimer timer;
@@ -238,7 +276,12 @@ void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t to
   for (auto _ : state) {
     WeightMatrix w = set.Get(next++);
     timer.Time([&] {
-      detail::MatMulWithIsa(isa, detail::Regime::kAuto, x.data(), tokens, w, y.data(), &Pool());
+      if (path == DecodePath::kPlainAvx512) {
+        detail::MatMulDecodeWithKernels(detail::Avx512Kernels(), x.data(), tokens, w, y.data(),
+                                        &Pool());
+      } else {
+        detail::MatMulWithIsa(isa, detail::Regime::kAuto, x.data(), tokens, w, y.data(), &Pool());
+      }
     });
     benchmark::DoNotOptimize(y.data());
   }
@@ -250,8 +293,9 @@ void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t to
   state.counters["of_bandwidth"] = best / limits.bandwidth_gbs;
   const double flops = 2.0 * static_cast<double>(tokens * rows * cols);
   state.counters["GFLOP/s"] = flops / timer.best / 1e9;
-  Record({Name(int8 ? "DecodeInt8" : "Decode", format, isa, tokens), isa, best, mean,
-          flops / timer.best / 1e9, flops / timer.Mean() / 1e9});
+  const std::string kind = std::string(hot ? "Hot" : "") + DecodeKind(path);
+  Record({Name(kind.c_str(), format, isa, tokens), isa, best, mean, flops / timer.best / 1e9,
+          flops / timer.Mean() / 1e9});
 }
 
 void BM_Prefill(benchmark::State& state, WeightFormat format, Isa isa) {
@@ -346,13 +390,23 @@ void RegisterAll() {
     for (Isa isa : detail::SupportedIsas()) {
       for (int64_t tokens : {1, 8, 32}) {
         if (isa == Isa::kScalar && tokens > 1) continue;  // minutes, and says nothing new
-        benchmark::RegisterBenchmark(Name("Decode", format, isa, tokens).c_str(), BM_Decode, format,
-                                     isa, tokens, false)
-            ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime();
-        if (IsFourBit(format) && isa == Isa::kAvx512 && MatMulHasInt8Dot()) {
-          benchmark::RegisterBenchmark(Name("DecodeInt8", format, isa, tokens).c_str(), BM_Decode,
-                                       format, isa, tokens, true)
+        std::vector<DecodePath> paths = {DecodePath::kDefault};
+        const bool avx512 = isa == Isa::kAvx512;
+        if (IsFourBit(format) && avx512 && MatMulHasInt8Dot()) paths.push_back(DecodePath::kInt8);
+        if (format == WeightFormat::kFp8Block && avx512 && detail::HasAvx512VbmiKernels() &&
+            tokens <= detail::DecodeMaxTokens(isa, format)) {
+          paths.push_back(DecodePath::kPlainAvx512);
+        }
+        for (DecodePath path : paths) {
+          benchmark::RegisterBenchmark(Name(DecodeKind(path), format, isa, tokens).c_str(),
+                                       BM_Decode, format, isa, tokens, path, false)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
+          // The FP8 tables side by side where memory does not hide the conversion.
+          if (path == DecodePath::kInt8 || paths.size() == 1 || tokens > 1) continue;
+          const std::string hot = std::string("Hot") + DecodeKind(path);
+          benchmark::RegisterBenchmark(Name(hot.c_str(), format, isa, tokens).c_str(), BM_Decode,
+                                       format, isa, tokens, path, true)
               ->Unit(benchmark::kMicrosecond)
               ->UseRealTime();
         }

@@ -83,6 +83,12 @@ bool CpuHasAvx512() {
          __builtin_cpu_supports("avx512vl");
 }
 
+// AVX512-VBMI (CPUID leaf 7, ECX bit 1): vpermi2b, the byte-table FP8 decode.
+bool CpuHasAvx512Vbmi() {
+  __builtin_cpu_init();
+  return CpuHasAvx512() && __builtin_cpu_supports("avx512vbmi");
+}
+
 // The portable path: dequantise one row at a time, then float dot products.
 void MatMulScalar(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
                   base::ThreadPool* pool, base::Arena& scratch) {
@@ -182,7 +188,20 @@ void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const Weigh
 
 const IsaKernels& Kernels(Isa isa) {
   K3_CHECK(isa != Isa::kScalar && IsaSupported(isa)) << "ISA " << IsaName(isa) << " unavailable";
-  return isa == Isa::kAvx512 ? Avx512Kernels() : Avx2Kernels();
+  if (isa == Isa::kAvx512) return HasAvx512VbmiKernels() ? Avx512VbmiKernels() : Avx512Kernels();
+  return Avx2Kernels();
+}
+
+bool HasAvx512VbmiKernels() {
+  static const bool vbmi = CpuHasAvx512Vbmi();
+  return vbmi;
+}
+
+void MatMulDecodeWithKernels(const IsaKernels& k, const float* x, int64_t tokens,
+                             const WeightMatrix& w, float* y, base::ThreadPool* pool) {
+  CheckWeights(w);
+  base::Arena arena;
+  MatMulDecode(k, x, tokens, w, y, pool, arena);
 }
 
 // Within each whole group of `group` columns: the even columns, then the odd ones. A trailing
@@ -452,40 +471,10 @@ void DequantizeRow(const WeightMatrix& w, int64_t row, float* out) {
   detail::DequantizeRowWithIsa(detail::Isa::kScalar, w, row, out);
 }
 
-void QuantizeMxfp8InPlace(float* x, int64_t n) {
-  K3_CHECK(n % 32 == 0) << "MXFP8 quantisation needs n % 32 == 0, got " << n;
-  for (int64_t b = 0; b < n; b += 32) {
-    float* block = x + b;
-    float amax = 0.0f;
-    bool finite = true;
-    for (int i = 0; i < 32; ++i) {
-      finite = finite && std::isfinite(block[i]);
-      amax = std::max(amax, std::fabs(block[i]));
-    }
-    if (!finite) {  // the E8M0 scale is NaN
-      std::fill(block, block + 32, std::numeric_limits<float>::quiet_NaN());
-      continue;
-    }
-    if (amax == 0.0f) continue;
-    // 2^(floor(log2 amax) - 8): E4M3's largest power of two is 2^8. E8M0 spans 2^-127..2^127, and
-    // amax < 2^128 keeps the exponent <= 119, so `down` is a normal float and both scalings are
-    // exact (`up` may be subnormal, but every E4M3 value times it is representable).
-    const int exponent = std::clamp(std::ilogb(amax) - 8, -127, 127);
-    const float down = std::ldexp(1.0f, -exponent), up = std::ldexp(1.0f, exponent);
-    for (int i = 0; i < 32; ++i) {
-      // |v| < 512. E4M3 steps are 2^(e - 3) in binade e >= -6 and 2^-9 below; adding and
-      // subtracting 1.5 * 2^23 * step rounds to a multiple of the step, to nearest even, exactly
-      // as tensor::FloatToE4M3 does, without its library calls.
-      const float v = std::fabs(block[i] * down);
-      const int binade = static_cast<int>(std::bit_cast<uint32_t>(v) >> 23) - 127;
-      const int step = std::max(binade, -6) - 3;
-      const float magic = 1.5f * std::bit_cast<float>(static_cast<uint32_t>(step + 150) << 23);
-      const float rounded = std::min((v + magic) - magic, 448.0f);  // saturate like MX
-      block[i] = std::copysign(rounded, block[i]) * up;
-    }
-  }
+const char* MatMulIsa() {
+  const detail::Isa isa = detail::BestIsa();
+  if (isa == detail::Isa::kAvx512 && detail::HasAvx512VbmiKernels()) return "avx512 (+vbmi fp8)";
+  return detail::IsaName(isa);
 }
-
-const char* MatMulIsa() { return detail::IsaName(detail::BestIsa()); }
 
 }  // namespace k3::kernels

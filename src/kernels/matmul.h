@@ -55,7 +55,8 @@ struct WeightMatrix {
   int64_t block = 128;
   // kFp8Block: the owner checked that no byte is a NaN code (tensor::AnyE4M3Nan), so the decode
   // kernels skip their per-row check (a second pass over the row, ~10 % of a batch-1 product).
-  // A NaN code makes its row's outputs NaN either way; with this set wrongly they are not.
+  // A NaN code makes its row's outputs NaN either way; with this set wrongly they may not be (the
+  // AVX512-VBMI table decode yields NaN for the code itself, the F16 widening does not).
   bool fp8_nan_free = false;
 };
 

@@ -114,9 +114,17 @@ struct IsaKernels {
 
 const IsaKernels& Avx2Kernels();
 const IsaKernels& Avx512Kernels();
+// Avx512Kernels() with kFp8Block decode rows on AVX512-VBMI byte tables (matmul_avx512_vbmi.cc);
+// call only when HasAvx512VbmiKernels().
+const IsaKernels& Avx512VbmiKernels();
+bool HasAvx512VbmiKernels();
 enum class Isa : uint8_t;
-// The table of a supported SIMD level (not kScalar); checks support.
+// The table of a supported SIMD level (not kScalar); checks support. kAvx512 is
+// Avx512VbmiKernels() where the CPU has VBMI.
 const IsaKernels& Kernels(Isa isa);
+// MatMul's decode regime on the given table (tests: each AVX-512 table on one CPU).
+void MatMulDecodeWithKernels(const IsaKernels& k, const float* x, int64_t tokens,
+                             const WeightMatrix& w, float* y, base::ThreadPool* pool);
 
 // x [tokens, cols] with, within each whole group of `group` columns, the even columns first, then
 // the odd ones (a trailing partial group as it is): the decode kernels' kBF16 and 4-bit x layout

@@ -145,6 +145,33 @@ K3_INLINE void DecodeBf16Pair(const TileInput& in, int64_t c, DecodeAcc<V, TB>& 
   }
 }
 
+// kFp8Block in tiles of at most V::kFp8LutMaxTokens tokens (traits with a table decode): 4 *
+// V::kLanes columns at column c, each row's 64 E4M3 bytes looked up into four vectors of value /
+// 256 (V::E4M3x64Over256, NaN codes as NaN) and applied to every token. Column c + s * kLanes + l
+// lands in lane l of vector s, so every accumulator adds its products in the order of four
+// DecodeSteps: the same bits as the widening path. One row's vectors are live at a time next to
+// the 5 table registers, and each row reloads the activations: past a few tokens those loads, not
+// the conversion, set the pace, and the widening path (weights first) is faster.
+template <class V, int TB>
+K3_INLINE void DecodeFp8Chunk(const TileInput& in, const typename V::Fp8Lut& lut, int64_t c,
+                              DecodeAcc<V, TB>& acc) {
+  using Vec = typename V::Vec;
+  const RowGroup& g = *in.group;
+#pragma GCC unroll 4
+  for (int i = 0; i < kRows; ++i) {
+    const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + c;
+    Prefetch(p, kPrefetchBytes);
+    Vec w[4];
+    V::E4M3x64Over256(p, lut, w);
+#pragma GCC unroll 16
+    for (int t = 0; t < TB; ++t) {
+      const float* xp = in.x + t * in.ldx + c;
+#pragma GCC unroll 4
+      for (int s = 0; s < 4; ++s) acc[i][t] = V::Fma(w[s], V::Load(xp + s * V::kLanes), acc[i][t]);
+    }
+  }
+}
+
 // y[t, r + i] for t < TB, i < nr from the accumulators' horizontal sums.
 template <class V, int TB>
 K3_INLINE void StoreTile(DecodeAcc<V, TB>& acc, float* y, int64_t ldy, int nr) {
@@ -175,6 +202,10 @@ void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64
   int64_t c = 0;
   if constexpr (F == WeightFormat::kBF16) {
     for (; c + 2 * kLanes <= cols; c += 2 * kLanes) DecodeBf16Pair<V, TB>(in, c, acc);
+  }
+  if constexpr (F == WeightFormat::kFp8Block && TB <= V::kFp8LutMaxTokens) {
+    const typename V::Fp8Lut lut = V::MakeFp8Lut();
+    for (; c + 4 * kLanes <= cols; c += 4 * kLanes) DecodeFp8Chunk<V, TB>(in, lut, c, acc);
   }
   for (; c + kLanes <= cols; c += kLanes) DecodeStep<V, F, TB, false>(in, c, kLanes, acc);
   if (c < cols) DecodeStep<V, F, TB, true>(in, c, cols - c, acc);
@@ -291,8 +322,8 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1, float* fp8_x = nu
     }
     DecodeGroup<V, F>(g, args, r);
     if constexpr (F == WeightFormat::kFp8Block) {
-      // E4M3 NaN codes decode as 480 with the scale folded in; a row holding one yields NaN, as in
-      // the reference.
+      // The widening path decodes E4M3 NaN codes as 480 with the scale folded in (the table path
+      // as NaN); a row holding one yields NaN, as in the reference.
       if (w.fp8_nan_free) continue;
       for (int i = 0; i < g.nr; ++i) {
         if (!V::HasE4M3Nan(static_cast<const uint8_t*>(g.rows[i]), cols)) continue;

@@ -94,6 +94,9 @@ struct Avx512 {
   // Decode: 4 rows x 6 tokens = 24 accumulators; MXFP4 holds two weight vectors per row, so 4.
   static constexpr int kMaxDecodeTokens = 6;
   static constexpr int kMaxDecodeTokensFp4 = 4;
+  // E4M3 weights are widened through F16, 16 at a time (Weights); Avx512Vbmi
+  // (matmul_avx512_vbmi.cc) looks them up 64 at a time in small tiles (DecodeFp8Chunk).
+  static constexpr int kFp8LutMaxTokens = 0;
   // Decode order: every row's weights first, then each token's activations are loaded once for
   // all rows.
   static constexpr bool kWeightsFirst = true;
