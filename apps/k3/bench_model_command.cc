@@ -157,6 +157,10 @@ double RoutedExpertSeconds(const model::Model& m, base::ThreadPool* pool) {
 struct Limits {
   double bandwidth = 0, peak = 0;  // GB/s; FP32 FMA GFLOP/s
   double prefill_peak = 0;         // GFLOP/s of the instruction set prefill GEMMs run on
+  // GB/s one thread reads alone: printed, not a limit of the table. Where it times the threads is
+  // below `bandwidth`, a core's own stream (its outstanding misses / memory latency) caps decode
+  // before the memory does.
+  double one_thread_bandwidth = 0;
 };
 
 // vdpbf16ps does 2x FP32 FMA's flops per instruction; AMX has no measured peak: FP32's stands in.
@@ -166,8 +170,9 @@ Limits MeasureLimits(base::ThreadPool& pool) {
   const bool dpbf16 = kernels::GetGemmPrecision() == kernels::GemmPrecision::kBf16 &&
                       std::string(kernels::MatMulBf16Path()) == "avx512-bf16";
   limits.prefill_peak = dpbf16 ? kernels::MeasurePeakBf16Gflops(&pool) : limits.peak;
-  std::printf("limits: read bandwidth %.1f GB/s, peak FP32 %.1f GFLOP/s", limits.bandwidth,
-              limits.peak);
+  limits.one_thread_bandwidth = kernels::MeasureReadBandwidthGBs(nullptr);
+  std::printf("limits: read bandwidth %.1f GB/s (one thread alone %.1f), peak FP32 %.1f GFLOP/s",
+              limits.bandwidth, limits.one_thread_bandwidth, limits.peak);
   if (dpbf16) std::printf(", peak vdpbf16ps %.1f GFLOP/s (prefill's)", limits.prefill_peak);
   std::printf(", %zu threads\n\n", pool.parallelism());
   return limits;
