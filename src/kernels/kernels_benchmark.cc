@@ -186,30 +186,23 @@ class WeightSet {
   base::AlignedBuffer<uint8_t> storage_;
 };
 
-// The current decode weight set; one format at a time keeps memory bounded.
-const WeightSet& DecodeWeights(WeightFormat format) {
-  static std::unique_ptr<WeightSet> set;
-  static WeightFormat current;
-  if (!set || current != format) {
-    set.reset();
-    // As many bytes as the bandwidth measurement reads, so both see the same cache effects.
-    set = std::make_unique<WeightSet>(format, 4096, 2048, detail::BandwidthBufferBytes());
-    current = format;
-  }
-  return *set;
-}
-
 // Rows of the cache-resident decode matrix (HotDecode rows): 512 x 2048 one-byte weights are 512
 // KiB per thread on two threads, half of a Zen 4/5 core's L2.
 constexpr int64_t kHotRows = 512;
 
-// One matrix, read again by every call: the kernel's conversion and FMA rate without the memory.
-const WeightSet& HotWeights(WeightFormat format) {
-  static std::unique_ptr<WeightSet> set;
-  static WeightFormat current;
-  if (!set || current != format) {
-    set = std::make_unique<WeightSet>(format, kHotRows, 2048, 0);
-    current = format;
+// The current decode weight set, one format at a time (memory stays bounded). Streamed: 4096 x
+// 2048 matrices filling as many bytes as the bandwidth measurement reads, so both see the same
+// cache effects. hot: one kHotRows x 2048 matrix that every call reads again, the kernel's
+// conversion and FMA rate without the memory.
+const WeightSet& DecodeWeights(WeightFormat format, bool hot = false) {
+  static std::unique_ptr<WeightSet> sets[2];
+  static WeightFormat current[2];
+  std::unique_ptr<WeightSet>& set = sets[hot ? 1 : 0];
+  if (!set || current[hot ? 1 : 0] != format) {
+    set.reset();
+    set = hot ? std::make_unique<WeightSet>(format, kHotRows, 2048, 0)
+              : std::make_unique<WeightSet>(format, 4096, 2048, detail::BandwidthBufferBytes());
+    current[hot ? 1 : 0] = format;
   }
   return *set;
 }
@@ -262,11 +255,11 @@ const char* DecodeKind(DecodePath path) {
   }
 }
 
-// hot: HotWeights (a "HotDecode" row), else DecodeWeights streamed from memory.
+// hot: the cache-resident weights of a "HotDecode" row (DecodeWeights).
 void BM_Decode(benchmark::State& state, WeightFormat format, Isa isa, int64_t tokens,
                DecodePath path, bool hot) {
   const bool int8 = path == DecodePath::kInt8;
-  const WeightSet& set = hot ? HotWeights(format) : DecodeWeights(format);
+  const WeightSet& set = DecodeWeights(format, hot);
   const int64_t rows = hot ? kHotRows : 4096, cols = 2048;
   std::vector<float> x = RandomActivations(tokens * cols);
   std::vector<float> y(static_cast<size_t>(tokens * rows));
