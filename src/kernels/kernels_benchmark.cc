@@ -137,6 +137,7 @@ class WeightSet {
     if (format_ == WeightFormat::kFp8Block) {
       w.block_scales = reinterpret_cast<const float*>(base + data_bytes_);
       w.block = 128;
+      w.fp8_nan_free = true;  // Fill writes codes 0 .. 0x7E, as the loader would flag them
     }
     return w;
   }

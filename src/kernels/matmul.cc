@@ -173,6 +173,8 @@ void MatMulGemm(const IsaKernels& k, const float* x, int64_t tokens, const Weigh
   args.num_tiles = num_tiles;
   args.w = &w;
   args.y = y;
+  args.fp8_folded = w.format == WeightFormat::kFp8Block && w.fp8_nan_free &&
+                    w.block % k.lanes == 0 && Fp8ScalesFoldable(w);
   const int64_t panels = (w.rows + k.panel_rows - 1) / k.panel_rows;
   // [slots, gemm_scratch], zeroed per task as the kernels have always received it.
   float* panel_scratch = scratch.Allocate<float>(SplitSlots(pool) * k.gemm_scratch);
@@ -304,18 +306,6 @@ std::vector<Isa> SupportedIsas() {
   return isas;
 }
 
-int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
-  if (isa == Isa::kScalar) return 0;
-  switch (format) {
-    case WeightFormat::kF32:
-    case WeightFormat::kBF16:
-    case WeightFormat::kF16:
-      return 32;
-    default:
-      return 12;
-  }
-}
-
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
                    float* y, base::ThreadPool* pool, base::Arena* scratch) {
   CheckWeights(w);
@@ -333,7 +323,9 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (isa == Isa::kScalar) return MatMulScalar(x, tokens, w, y, pool, arena);
   const IsaKernels& k = Kernels(isa);
   if (regime == Regime::kAuto) {
-    const bool decode = tokens <= DecodeMaxTokens(isa, w.format) || UseDpbf16Decode(isa, tokens, w);
+    const bool decode =
+        (tokens <= DecodeMaxTokens(isa, w.format) && !Bf16GemmTakes(isa, tokens, w)) ||
+        UseDpbf16Decode(isa, tokens, w);
     regime = decode ? Regime::kDecode : Regime::kGemm;
   }
   // kInt8Block runs W8A8 in every regime where VNNI exists (its weights need no decoding, so the

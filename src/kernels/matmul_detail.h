@@ -30,6 +30,9 @@ enum class Regime : uint8_t { kAuto, kDecode, kGemm };
 // Where the decode kernels stop beating the GEMM: later for formats that are cheap to convert
 // (the decode kernels convert each weight once per token tile, the GEMM once per call).
 int64_t DecodeMaxTokens(Isa isa, WeightFormat format);
+// Whether kAuto sends `tokens` tokens against w to the GEMM regime below DecodeMaxTokens, for the
+// BF16 GEMM of GemmPrecision::kBf16 (matmul_regime.cc).
+bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w);
 
 // MatMul on a chosen level and regime. `isa` must be supported.
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,

@@ -295,16 +295,18 @@ TEST(Int8ActivationsTest, SettingReachesThePublicEntryOnlyInTheDecodeRegime) {
   std::mt19937 rng(10);
   TestWeights t;
   FillRandom(t, kFormats[0], 16, 128, rng);
-  const std::vector<float> x = Activations(20 * 128, rng);
-  std::vector<float> exact(20 * 16), int8(20 * 16), got(20 * 16);
-  MatMul(x.data(), 20, t.w, exact.data());
-  detail::MatMulInt8Definition(x.data(), 20, t.w, int8.data());
+  // One token past the decode regime: the GEMM regime.
+  const int64_t n = detail::DecodeMaxTokens(detail::BestIsa(), t.w.format) + 1;
+  const std::vector<float> x = Activations(static_cast<size_t>(n * 128), rng);
+  std::vector<float> exact(static_cast<size_t>(n * 16)), int8(exact.size()), got(exact.size());
+  MatMul(x.data(), n, t.w, exact.data());
+  detail::MatMulInt8Definition(x.data(), n, t.w, int8.data());
   Int8Scope scope;
   MatMul(x.data(), 1, t.w, got.data());
   const bool ran_int8 = std::fabs(got[0] - int8[0]) < std::fabs(got[0] - exact[0]) ||
                         (got[0] == int8[0] && got[0] != exact[0]);
   EXPECT_EQ(ran_int8, MatMulHasInt8Dot());
-  MatMul(x.data(), 20, t.w, got.data());  // the GEMM regime stays exact
+  MatMul(x.data(), n, t.w, got.data());  // the GEMM regime stays exact
   EXPECT_EQ(0, std::memcmp(got.data(), exact.data(), got.size() * sizeof(float)));
 }
 

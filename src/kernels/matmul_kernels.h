@@ -73,6 +73,9 @@ struct GemmArgs {
   int64_t num_tiles = 0;
   const WeightMatrix* w = nullptr;
   float* y = nullptr;  // [tokens, rows]
+  // kFp8Block whose rows hold no NaN code (WeightMatrix::fp8_nan_free), whose block is a multiple
+  // of the vector width and whose scales times 256 are finite: packed by PackPanelFp8Folded.
+  bool fp8_folded = false;
 };
 // Columns per packed weight panel block (a multiple of 32 so MXFP4 blocks never straddle).
 inline constexpr int64_t kGemmKc = 256;

@@ -60,6 +60,7 @@ struct Avx2 {
   K3_INLINE static void StoreAligned(float* p, Vec v) { _mm256_store_ps(p, v); }
   K3_INLINE static Vec Broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   K3_INLINE static Vec Fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  K3_INLINE static Vec Mul(Vec a, Vec b) { return _mm256_mul_ps(a, b); }
   K3_INLINE static Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
 
   // All-ones in the first n lanes (none for n <= 0, all for n >= 8).

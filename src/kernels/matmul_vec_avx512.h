@@ -117,6 +117,7 @@ struct Avx512 {
   K3_INLINE static void StoreAligned(float* p, Vec v) { _mm512_store_ps(p, v); }
   K3_INLINE static Vec Broadcast(const float* p) { return _mm512_set1_ps(*p); }
   K3_INLINE static Vec Fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  K3_INLINE static Vec Mul(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
   K3_INLINE static Vec Add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
 
   // The first n lanes (none for n <= 0, all for n >= 16).
