@@ -1,6 +1,6 @@
 // The decode regime's batch invariance: each token gets the bits it gets alone, whichever way the
 // call is cut into token tiles (single-token tiles, with the FP8 byte tables on VBMI CPUs; tiles
-// of up to 6, for 4-bit 4, tokens; up to 64 tokens now take the decode regime). Every
+// of up to 6 tokens (AVX2: 3); up to 64 tokens now take the decode regime). Every
 // accumulator adds the same products in the same order.
 #include <gtest/gtest.h>
 
