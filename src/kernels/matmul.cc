@@ -323,10 +323,7 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (isa == Isa::kScalar) return MatMulScalar(x, tokens, w, y, pool, arena);
   const IsaKernels& k = Kernels(isa);
   if (regime == Regime::kAuto) {
-    const bool decode =
-        (tokens <= DecodeMaxTokens(isa, w.format) && !Bf16GemmTakes(isa, tokens, w)) ||
-        UseDpbf16Decode(isa, tokens, w);
-    regime = decode ? Regime::kDecode : Regime::kGemm;
+    regime = AutoPicksDecode(isa, tokens, w) ? Regime::kDecode : Regime::kGemm;
   }
   // kInt8Block runs W8A8 in every regime where VNNI exists (its weights need no decoding, so the
   // token-tiled kernel also serves as the GEMM); 4-bit weights only in the decode regime.

@@ -33,6 +33,9 @@ int64_t DecodeMaxTokens(Isa isa, WeightFormat format);
 // Whether kAuto sends `tokens` tokens against w to the GEMM regime below DecodeMaxTokens, for the
 // BF16 GEMM of GemmPrecision::kBf16 (matmul_regime.cc).
 bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w);
+// kAuto's choice: the decode regime up to DecodeMaxTokens unless Bf16GemmTakes, and wherever
+// UseDpbf16Decode.
+bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w);
 
 // MatMul on a chosen level and regime. `isa` must be supported.
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,

@@ -36,4 +36,9 @@ bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w) {
          GetGemmPrecision() == GemmPrecision::kBf16 && (MatMulHasAmx() || CpuHasAvx512Bf16());
 }
 
+bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w) {
+  return (tokens <= DecodeMaxTokens(isa, w.format) && !Bf16GemmTakes(isa, tokens, w)) ||
+         UseDpbf16Decode(isa, tokens, w);
+}
+
 }  // namespace k3::kernels::detail

@@ -156,6 +156,17 @@ constexpr MicroTable<V> MakeMicroTable() {
 template <class V>
 constexpr MicroTable<V> kMicro = MakeMicroTable<V>();
 
+// t holds kLanes rows x kLanes columns (from column kk) of row group g: transposed into the
+// panel as bp[kk + j][g * kLanes ..].
+template <class V>
+K3_INLINE void StoreTransposed(typename V::Vec (&t)[V::kLanes], float* bp, int64_t kk, int g) {
+  V::Transpose(t);
+#pragma GCC unroll 16
+  for (int j = 0; j < V::kLanes; ++j) {
+    V::StoreAligned(bp + (kk + j) * V::kPanelRows + g * V::kLanes, t[j]);
+  }
+}
+
 // Row staging for the packings: bytes of columns [k0, k0 + kn) of the panel's `count` rows from
 // r0, to stage + i * kGemmKc * element bytes. A matrix's rows lie a power of two apart, so a
 // panel's 32 rows fall in one or two L1 sets (of 12 ways) next to the 32 KB packed panel; read in
@@ -227,11 +238,7 @@ template <class V, WeightFormat F>
           t[i] = V::template ExactWeights<F, false>(rows[i], col0 + kk, n, scale);
         }
       }
-      V::Transpose(t);
-#pragma GCC unroll 16
-      for (int j = 0; j < kLanes; ++j) {
-        V::StoreAligned(bp + (kk + j) * V::kPanelRows + g * kLanes, t[j]);
-      }
+      StoreTransposed<V>(t, bp, kk, g);
     }
   }
 }
@@ -272,11 +279,7 @@ template <class V>
                            : V::template Weights<WeightFormat::kFp8Block, true>(row, kk, n);
         t[i] = V::Mul(t[i], scale);
       }
-      V::Transpose(t);
-#pragma GCC unroll 16
-      for (int j = 0; j < kLanes; ++j) {
-        V::StoreAligned(bp + (kk + j) * V::kPanelRows + g * kLanes, t[j]);
-      }
+      StoreTransposed<V>(t, bp, kk, g);
     }
   }
 }
@@ -303,11 +306,7 @@ void PackPanelViaRows(const WeightMatrix& w, int64_t r0, int64_t k0, int64_t kn,
       Vec t[kLanes];
 #pragma GCC unroll 16
       for (int i = 0; i < kLanes; ++i) t[i] = V::LoadAligned(rowbuf + i * kGemmKc + kk);
-      V::Transpose(t);
-#pragma GCC unroll 16
-      for (int j = 0; j < kLanes; ++j) {
-        V::StoreAligned(bp + (kk + j) * V::kPanelRows + g * kLanes, t[j]);
-      }
+      StoreTransposed<V>(t, bp, kk, g);
     }
   }
 }
