@@ -6,7 +6,8 @@
 //
 //   node tests/demo_model/demo_eval_test.mjs --k3 build/release/apps/k3/k3 --work /tmp/k3-demo-eval
 //
-// Fails when a category is under its floor in any run (score.mjs FLOORS; the issue's targets,
+// Fails when a category scores in any run what the committed checkpoint would score that low with a
+// chance under score.mjs FAIL_ALPHA (binomial tail at its EXPECTED rates; the issue's targets,
 // TARGETS, are printed beside the scores and listed where unreached), when the two
 // APIs' scores differ by more than apiGap() in a category, or when their greedy replies
 // agree on fewer than MIN_GREEDY_AGREEMENT of the records. The last line is a summary.
@@ -16,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 import { loadClients, parseArgs, startServer } from '../api/lib.mjs';
 import { anthropicReply, hasAnthropicForm, openaiReply } from './clients.mjs';
-import { FLOORS, TARGETS, categoryOf, score } from './score.mjs';
+import { EXPECTED, FAIL_ALPHA, TARGETS, categoryOf, passingCount, score } from './score.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MAX_API_GAP = 0.1;
@@ -122,13 +123,14 @@ function printFailures(run, results, perCategory = 3) {
 function judge(runs, tallies, results) {
   const problems = [];
   runs.forEach((run, i) => {
-    for (const [measure, floors] of Object.entries(FLOORS)) {
-      for (const [c, floor] of Object.entries(floors)) {
+    for (const [measure, rates] of Object.entries(EXPECTED)) {
+      for (const [c, rate] of Object.entries(rates)) {
         const t = tallies[i][c];
         if (!t) {
           if (run.api === 'openai' || c !== 'json_object') problems.push(`${run.name}: no held-out records of ${c}`);
-        } else if (t[measure] / t.n < floor) {
-          problems.push(`${run.name}: ${c} ${measure} ${pct(t[measure] / t.n).trim()} < floor ${pct(floor).trim()}`);
+        } else if (t[measure] < passingCount(t.n, rate)) {
+          problems.push(`${run.name}: ${c} ${measure} ${t[measure]}/${t.n} < ${passingCount(t.n, rate)}/${t.n} ` +
+            `(the committed checkpoint's ${pct(rate).trim()} scores this low with a chance under ${FAIL_ALPHA})`);
         }
       }
     }
