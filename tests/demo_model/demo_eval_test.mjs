@@ -22,14 +22,16 @@ import { EXPECTED, FAIL_ALPHA, TARGETS, categoryOf, passingCount, score } from '
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MAX_API_GAP = 0.1;
 
-// The largest gap allowed between two runs' ok rates in a category: MAX_API_GAP, or three
+// The largest gap allowed between two runs' ok rates in a category: MAX_API_GAP, or four
 // standard deviations of the difference of two binomial rates (pooled) when sampling makes that
 // wider. Sampled runs draw independently (unseeded): json_schema (n = 25) at ~40 % ok has an sd of
-// the difference of 0.14, so a flat 0.1 failed a correct server about one run in two.
+// the difference of 0.14, so a flat 0.1 failed a correct server about one run in two; four sd
+// (not three: 7 categories x 0.3 % each failed about one CI run in 50) keeps the whole check under
+// one in a thousand. A broken API path still fails the per-run gates of score.mjs.
 function apiGap(a, b, sampled) {
   if (!sampled) return MAX_API_GAP;
   const p = (a.ok + b.ok) / (a.n + b.n);
-  return Math.max(MAX_API_GAP, 3 * Math.sqrt(p * (1 - p) * (1 / a.n + 1 / b.n)));
+  return Math.max(MAX_API_GAP, 4 * Math.sqrt(p * (1 - p) * (1 / a.n + 1 / b.n)));
 }
 const MIN_GREEDY_AGREEMENT = 0.95;
 const MAX_TOKENS = 512;
