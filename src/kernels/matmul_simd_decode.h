@@ -145,13 +145,13 @@ K3_INLINE void DecodeBf16Pair(const TileInput& in, int64_t c, DecodeAcc<V, TB>& 
   }
 }
 
-// kFp8Block in tiles of at most V::kFp8LutMaxTokens tokens (traits with a table decode): 4 *
-// V::kLanes columns at column c, each row's 64 E4M3 bytes looked up into four vectors of value /
-// 256 (V::E4M3x64Over256, NaN codes as NaN) and applied to every token. Column c + s * kLanes + l
-// lands in lane l of vector s, so every accumulator adds its products in the order of four
-// DecodeSteps: the same bits as the widening path. One row's vectors are live at a time next to
-// the 5 table registers, and each row reloads the activations: past a few tokens those loads, not
-// the conversion, set the pace, and the widening path (weights first) is faster.
+// kFp8Block in tiles of V::kFp8LutMinTokens .. kFp8LutMaxTokens tokens (traits with a table
+// decode): 4 * V::kLanes columns at column c, each row's 64 E4M3 bytes looked up into four vectors
+// of value / 256 (V::E4M3x64Over256, NaN codes as NaN) and applied to every token. Column c + s *
+// kLanes + l lands in lane l of vector s, so every accumulator adds its products in the order of
+// four DecodeSteps: the same bits as the widening path. One row's vectors are live at a time next
+// to the 5 table registers, and each row reloads the activations: past a few tokens those loads,
+// not the conversion, set the pace, and the widening path (weights first) is faster.
 template <class V, int TB>
 K3_INLINE void DecodeFp8Chunk(const TileInput& in, const typename V::Fp8Lut& lut, int64_t c,
                               DecodeAcc<V, TB>& acc) {
@@ -203,7 +203,8 @@ void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64
   if constexpr (F == WeightFormat::kBF16) {
     for (; c + 2 * kLanes <= cols; c += 2 * kLanes) DecodeBf16Pair<V, TB>(in, c, acc);
   }
-  if constexpr (F == WeightFormat::kFp8Block && TB <= V::kFp8LutMaxTokens) {
+  if constexpr (F == WeightFormat::kFp8Block && TB >= V::kFp8LutMinTokens &&
+                TB <= V::kFp8LutMaxTokens) {
     const typename V::Fp8Lut lut = V::MakeFp8Lut();
     for (; c + 4 * kLanes <= cols; c += 4 * kLanes) DecodeFp8Chunk<V, TB>(in, lut, c, acc);
   }
