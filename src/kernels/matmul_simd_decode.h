@@ -86,13 +86,15 @@ K3_INLINE void FmaRows(RowFn rows, XFn xs, DecodeAcc<V, TB>& acc) {
 }
 
 // One V::kLanes-column step at column c; kPartial: only n < V::kLanes columns remain.
-template <class V, WeightFormat F, int TB, bool kPartial>
+// kPrefetch: prefetch each row kPrefetchBytes ahead (callers that step through a whole cache line
+// prefetch once per line themselves).
+template <class V, WeightFormat F, int TB, bool kPartial, bool kPrefetch = true>
 K3_INLINE void DecodeStep(const TileInput& in, int64_t c, int64_t n, DecodeAcc<V, TB>& acc) {
   using Vec = typename V::Vec;
   const RowGroup& g = *in.group;
   const typename V::Mask m = V::LaneMask(n);
   auto rows = [&](int i) K3_INLINE_LAMBDA {
-    Prefetch(g.rows[i], c * ElementBytes(F) + kPrefetchBytes);
+    if constexpr (kPrefetch) Prefetch(g.rows[i], c * ElementBytes(F) + kPrefetchBytes);
     const Vec w = V::template Weights<F, kPartial>(g.rows[i], c, n);
     return [=](int, Vec* out) K3_INLINE_LAMBDA { out[0] = w; };
   };
@@ -207,6 +209,17 @@ void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64
                 TB <= V::kFp8LutMaxTokens) {
     const typename V::Fp8Lut lut = V::MakeFp8Lut();
     for (; c + 4 * kLanes <= cols; c += 4 * kLanes) DecodeFp8Chunk<V, TB>(in, lut, c, acc);
+  }
+  // Whole cache lines of every row first, one prefetch per row and line (kLineSteps steps).
+  constexpr int64_t kStepBytes = kLanes * ElementBytes(F);
+  constexpr int kLineSteps = kStepBytes >= 64 ? 1 : static_cast<int>(64 / kStepBytes);
+  for (; c + kLineSteps * kLanes <= cols; c += kLineSteps * kLanes) {
+#pragma GCC unroll 4
+    for (int i = 0; i < kRows; ++i) Prefetch(g.rows[i], c * ElementBytes(F) + kPrefetchBytes);
+#pragma GCC unroll 8
+    for (int s = 0; s < kLineSteps; ++s) {
+      DecodeStep<V, F, TB, false, false>(in, c + s * kLanes, kLanes, acc);
+    }
   }
   for (; c + kLanes <= cols; c += kLanes) DecodeStep<V, F, TB, false>(in, c, kLanes, acc);
   if (c < cols) DecodeStep<V, F, TB, true>(in, c, cols - c, acc);
