@@ -58,14 +58,10 @@ constexpr ChunkOrder MakeChunkOrder() {
 alignas(64) constexpr ChunkOrder kChunkOrder = MakeChunkOrder();
 
 struct Avx512Vbmi : Avx512 {
-  // Table decode for kFp8Block tiles of 2..3 tokens. kernels_benchmark, 4096 x 2048 FP8 weights
-  // streamed by 2 threads (Zen 5), best-call GB/s table / widening, three runs: 2 tokens
-  // 53-58 / 39-44, 3 tokens 44-50 / 37-42; tiles of 4 tokens fell to 20 / 32 (spills), so they
-  // keep widening. One token widens too: equal there (44-58 / 47-48), but the whole K2 bench model
-  // at batch 1 decoded 1.12-1.33x faster with the 1-token tile widening (k3 bench model --family
-  // k2 --batches 1, eight interleaved rounds): there the table tile, inlined into the row loop,
-  // reloads its tables from memory (perf annotate).
-  static constexpr int kFp8LutMinTokens = 2, kFp8LutMaxTokens = 3;
+  // Table decode for kFp8Block tiles of 1..3 tokens. kernels_benchmark, 4096 x 2048 FP8 weights
+  // streamed by 2 threads (Zen 5), best-call GB/s table / widening: 1 token 51 / 41, 2 tokens
+  // 43 / 40, 3 tokens 39 / 34; tiles of 4 tokens fell to 20 / 32, so they keep widening.
+  static constexpr int kFp8LutMaxTokens = 3;
 
   struct Fp8Lut {
     __m512i high0, high1, low0, low1, order;

@@ -147,11 +147,11 @@ K3_INLINE void DecodeBf16Pair(const TileInput& in, int64_t c, DecodeAcc<V, TB>& 
   }
 }
 
-// kFp8Block in tiles of V::kFp8LutMinTokens .. kFp8LutMaxTokens tokens (traits with a table
-// decode): 4 * V::kLanes columns at column c, each row's 64 E4M3 bytes looked up into four vectors
-// of value / 256 (V::E4M3x64Over256, NaN codes as NaN) and applied to every token. Column c + s *
-// kLanes + l lands in lane l of vector s, so every accumulator adds its products in the order of
-// four DecodeSteps: the same bits as the widening path. One row's vectors are live at a time next
+// kFp8Block in tiles of at most V::kFp8LutMaxTokens tokens (traits with a table decode): 4 *
+// V::kLanes columns at column c, each row's 64 E4M3 bytes looked up into four vectors of value /
+// 256 (V::E4M3x64Over256, NaN codes as NaN) and applied to every token. Column c + s * kLanes + l
+// lands in lane l of vector s, so every accumulator adds its products in the order of four
+// DecodeSteps: the same bits as the widening path. One row's vectors are live at a time next
 // to the 5 table registers, and each row reloads the activations: past a few tokens those loads,
 // not the conversion, set the pace, and the widening path (weights first) is faster.
 template <class V, int TB>
@@ -205,8 +205,7 @@ void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64
   if constexpr (F == WeightFormat::kBF16) {
     for (; c + 2 * kLanes <= cols; c += 2 * kLanes) DecodeBf16Pair<V, TB>(in, c, acc);
   }
-  if constexpr (F == WeightFormat::kFp8Block && TB >= V::kFp8LutMinTokens &&
-                TB <= V::kFp8LutMaxTokens) {
+  if constexpr (F == WeightFormat::kFp8Block && TB <= V::kFp8LutMaxTokens) {
     const typename V::Fp8Lut lut = V::MakeFp8Lut();
     for (; c + 4 * kLanes <= cols; c += 4 * kLanes) DecodeFp8Chunk<V, TB>(in, lut, c, acc);
   }
@@ -248,6 +247,18 @@ void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y
   StoreTile<V, TB>(acc, y, ldy, g.nr);
 }
 
+// DecodeTile kept out of line for kFp8Block: GCC inlined the 1-token tile into DecodeRowsIn's
+// row-group loop, where the table decode's five table registers no longer fit beside the loop's
+// own state and were reloaded from memory every chunk (perf annotate). Out of line, the K2 bench
+// model's batch-1 decode measured +4 % and +7 % (medians of 5 and 4 interleaved rounds, `k3 bench
+// model --family k2 --batches 1 --decode-steps 64`), kernels_benchmark's cache-resident 1-token
+// FP8 row 54 -> 70-72 GB/s, its streamed row unchanged within noise (52-57).
+template <class V, WeightFormat F, int TB>
+[[gnu::noinline]] void DecodeTileOutOfLine(const RowGroup& g, const float* x, int64_t cols,
+                                           float* y, int64_t ldy) {
+  DecodeTile<V, F, TB>(g, x, cols, y, ldy);
+}
+
 // Calls fn.template operator()<TB>() with TB = min(tb, kMax), for 1 <= tb.
 template <int kMax, class Fn>
 K3_INLINE void WithTileTokens(int tb, const Fn& fn) {
@@ -280,6 +291,8 @@ void DecodeGroup(const RowGroup& g, const DecodeArgs& a, int64_t r) {
     WithTileTokens<kMax>(tb, [&]<int TB>() {
       if constexpr (IsFourBit(F)) {
         DecodeTileFourBit<V, F, TB>(g, x, cols, y, ldy);
+      } else if constexpr (F == WeightFormat::kFp8Block) {
+        DecodeTileOutOfLine<V, F, TB>(g, x, cols, y, ldy);
       } else {
         DecodeTile<V, F, TB>(g, x, cols, y, ldy);
       }

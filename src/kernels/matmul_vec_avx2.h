@@ -40,7 +40,7 @@ struct Avx2 {
   static constexpr int kMaxDecodeTokensFp4 = 3;
   // E4M3 weights are widened through F16 (Weights), never looked up 64 at a time
   // (matmul_simd_decode.h, DecodeFp8Chunk: that needs AVX512-VBMI's two-register byte permute).
-  static constexpr int kFp8LutMinTokens = 1, kFp8LutMaxTokens = 0;
+  static constexpr int kFp8LutMaxTokens = 0;
   // Decode order: one row's weights at a time, applied to every token (all rows' weights at once
   // would not fit next to the accumulators).
   static constexpr bool kWeightsFirst = false;

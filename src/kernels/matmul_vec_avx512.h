@@ -98,7 +98,7 @@ struct Avx512 {
   static constexpr int kMaxDecodeTokensFp4 = 6;
   // E4M3 weights are widened through F16, 16 at a time (Weights); Avx512Vbmi
   // (matmul_avx512_vbmi.cc) looks them up 64 at a time in small tiles (DecodeFp8Chunk).
-  static constexpr int kFp8LutMinTokens = 1, kFp8LutMaxTokens = 0;
+  static constexpr int kFp8LutMaxTokens = 0;
   // Decode order: every row's weights first, then each token's activations are loaded once for
   // all rows.
   static constexpr bool kWeightsFirst = true;
