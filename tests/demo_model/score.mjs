@@ -32,7 +32,8 @@ export const TARGETS = { tool_call: 0.9, no_tool: 0.9, tool_result: 0.8, multi_t
 // eight t=1 runs on record (stop-33 checkpoint: models/k3-demo/README.md's two, one CI run's two,
 // two local runs' four), rounded down to a little under their mean; t=0 scores are the same or
 // higher. `form` rates of 100 % are entered as 0.99 so that one miss stays possible.
-// Refresh them with a new checkpoint. A random-weight model's `form` is near 0 and fails every gate.
+// Refresh them with a new checkpoint. A random-weight model fails the gates of every category but
+// no_tool (where any text without a call counts).
 export const EXPECTED = {
   ok: {
     tool_call: 0.78, multi_turn: 0.89, no_tool: 0.94, tool_result: 0.97, json_schema: 0.37, json_object: 0.55,
