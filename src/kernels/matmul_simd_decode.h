@@ -151,9 +151,9 @@ K3_INLINE void DecodeBf16Pair(const TileInput& in, int64_t c, DecodeAcc<V, TB>& 
 // V::kLanes columns at column c, each row's 64 E4M3 bytes looked up into four vectors of value /
 // 256 (V::E4M3x64Over256, NaN codes as NaN) and applied to every token. Column c + s * kLanes + l
 // lands in lane l of vector s, so every accumulator adds its products in the order of four
-// DecodeSteps: the same bits as the widening path. One row's vectors are live at a time next
-// to the 5 table registers, and each row reloads the activations: past a few tokens those loads,
-// not the conversion, set the pace, and the widening path (weights first) is faster.
+// DecodeSteps: the same bits as the widening path. One row's vectors are live at a time next to
+// the 5 table registers, and each row reloads the activations: past a few tokens those loads, not
+// the conversion, set the pace, and the widening path (weights first) is faster.
 template <class V, int TB>
 K3_INLINE void DecodeFp8Chunk(const TileInput& in, const typename V::Fp8Lut& lut, int64_t c,
                               DecodeAcc<V, TB>& acc) {
@@ -249,10 +249,11 @@ void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y
 
 // DecodeTile kept out of line for kFp8Block: GCC inlined the 1-token tile into DecodeRowsIn's
 // row-group loop, where the table decode's five table registers no longer fit beside the loop's
-// own state and were reloaded from memory every chunk (perf annotate). Out of line, the K2 bench
-// model's batch-1 decode measured +4 % and +7 % (medians of 5 and 4 interleaved rounds, `k3 bench
-// model --family k2 --batches 1 --decode-steps 64`), kernels_benchmark's cache-resident 1-token
-// FP8 row 54 -> 70-72 GB/s, its streamed row unchanged within noise (52-57).
+// own state and were reloaded from memory every chunk (perf annotate). Out of line (and with
+// DecodeTile's one prefetch per line), the K2 bench model's batch-1 decode went 38.9 -> 48.8
+// tokens/s (`k3 bench model --family k2 --batches 1,8,32 --decode-steps 48`, medians of four
+// interleaved rounds; widening the 1-token tile instead gave 4-7 % less), kernels_benchmark's
+// cache-resident 1-token FP8 row 54 -> 70-72 GB/s, its streamed row unchanged within noise.
 template <class V, WeightFormat F, int TB>
 [[gnu::noinline]] void DecodeTileOutOfLine(const RowGroup& g, const float* x, int64_t cols,
                                            float* y, int64_t ldy) {
