@@ -130,8 +130,11 @@ function judge(runs, tallies, results) {
         const t = tallies[i][c];
         if (!t) {
           if (run.api === 'openai' || c !== 'json_object') problems.push(`${run.name}: no held-out records of ${c}`);
-        } else if (t[measure] < passingCount(t.n, rate)) {
-          problems.push(`${run.name}: ${c} ${measure} ${t[measure]}/${t.n} < ${passingCount(t.n, rate)}/${t.n} ` +
+          continue;
+        }
+        const passing = passingCount(t.n, rate);
+        if (t[measure] < passing) {
+          problems.push(`${run.name}: ${c} ${measure} ${t[measure]}/${t.n} < ${passing}/${t.n} ` +
             `(the committed checkpoint's ${pct(rate).trim()} scores this low with a chance under ${FAIL_ALPHA})`);
         }
       }
