@@ -103,6 +103,11 @@ struct FourBit<V, WeightFormat::kMxfp4> {
                                typename V::Vec* w) {
     V::DecodeE2M1(bytes, t, g, w);
   }
+  // Blocks b0 .. b0 + n - 1's scales as floats (n <= V::kLanes): what ScaleOf multiplies.
+  K3_INLINE static void StageScales(const void* scales, int64_t b0, int n, float* out) {
+    V::E8M0Scales(static_cast<const uint8_t*>(scales) + b0, n, out);
+  }
+  K3_INLINE static typename V::E2M1Scale TableOf(float scale) { return V::E2M1ScaleOf(scale); }
 };
 template <class V>
 struct FourBit<V, WeightFormat::kInt4> {
@@ -114,6 +119,10 @@ struct FourBit<V, WeightFormat::kInt4> {
                                typename V::Vec* w) {
     V::DecodeInt4(bytes, t, g, w);
   }
+  K3_INLINE static void StageScales(const void* scales, int64_t b0, int n, float* out) {
+    V::Bf16Scales(static_cast<const uint16_t*>(scales) + b0, n, out);
+  }
+  K3_INLINE static typename V::E2M1Scale TableOf(float scale) { return V::Int4ScaleOf(scale); }
 };
 
 // kFp8Block: the block scales of the tile row holding `row`.

@@ -13,77 +13,11 @@
 #include <cstdint>
 
 #include "kernels/matmul_simd_base.h"
+#include "kernels/matmul_simd_fourbit.h"
+#include "kernels/matmul_simd_tile.h"
 
 namespace k3::kernels::detail {
 namespace {
-
-// The weight rows of one decode row group: row r + i for i < nr; rows[i >= nr] repeat the last
-// valid row, so every tile computes kRows rows and stores nr. Only the members the format reads
-// are set.
-struct RowGroup {
-  const void* rows[kRows];
-  const void* fourbit_scales[kRows];  // kMxfp4 / kInt4: row r + i's FourBitScaleRow
-  int nr;
-};
-
-template <class V, int TB>
-using DecodeAcc = typename V::Vec[kRows][TB];
-
-// What one decode tile reads: its row group and x [TB][ldx] (kBF16 and kMxfp4: permuted per
-// 2 * V::kLanes columns, see DecodeArgs; kFp8Block: scaled per tile, see DecodeRowsIn).
-struct TileInput {
-  const RowGroup* group;
-  const float* x;
-  int64_t ldx;
-};
-
-// acc[i][t] += w[i][s] * xs(t, s) for every row i < kRows, token t < TB and sub-vector
-// s < kGroups * kPer, in increasing s for every accumulator. rows(i) returns row i's weight
-// source, and source(g, w) writes its sub-vectors g * kPer .. g * kPer + kPer - 1 to w.
-// V::kWeightsFirst: every row's weights are made first, then each token's activations are loaded
-// once for all rows. Otherwise one row at a time, each group applied to every token before the
-// next is made (fewer live registers).
-template <class V, int kGroups, int kPer, int TB, class RowFn, class XFn>
-K3_INLINE void FmaRows(RowFn rows, XFn xs, DecodeAcc<V, TB>& acc) {
-  using Vec = typename V::Vec;
-  if constexpr (V::kWeightsFirst) {
-    Vec w[kRows][kGroups * kPer];
-#pragma GCC unroll 4
-    for (int i = 0; i < kRows; ++i) {
-      auto source = rows(i);
-#pragma GCC unroll 4
-      for (int g = 0; g < kGroups; ++g) source(g, w[i] + g * kPer);
-    }
-#pragma GCC unroll 16
-    for (int t = 0; t < TB; ++t) {
-      Vec xv[kGroups * kPer];
-#pragma GCC unroll 4
-      for (int s = 0; s < kGroups * kPer; ++s) xv[s] = xs(t, s);
-#pragma GCC unroll 4
-      for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 4
-        for (int s = 0; s < kGroups * kPer; ++s) acc[i][t] = V::Fma(w[i][s], xv[s], acc[i][t]);
-      }
-    }
-  } else {
-#pragma GCC unroll 4
-    for (int i = 0; i < kRows; ++i) {
-      auto source = rows(i);
-#pragma GCC unroll 4
-      for (int g = 0; g < kGroups; ++g) {
-        Vec w[kPer];
-        source(g, w);
-#pragma GCC unroll 16
-        for (int t = 0; t < TB; ++t) {
-#pragma GCC unroll 4
-          for (int s = 0; s < kPer; ++s) {
-            acc[i][t] = V::Fma(w[s], xs(t, g * kPer + s), acc[i][t]);
-          }
-        }
-      }
-    }
-  }
-}
 
 // One V::kLanes-column step at column c; kPartial: only n < V::kLanes columns remain.
 // kPrefetch: prefetch each row kPrefetchBytes ahead (callers that step through a whole cache line
@@ -174,25 +108,6 @@ K3_INLINE void DecodeFp8Chunk(const TileInput& in, const typename V::Fp8Lut& lut
   }
 }
 
-// y[t, r + i] for t < TB, i < nr from the accumulators' horizontal sums.
-template <class V, int TB>
-K3_INLINE void StoreTile(DecodeAcc<V, TB>& acc, float* y, int64_t ldy, int nr) {
-  const typename V::SumMask m = V::RowMask(nr);
-#pragma GCC unroll 16
-  for (int t = 0; t < TB; ++t) {
-    V::StoreSum4(y + t * ldy, m, V::HorizontalSum4(acc[0][t], acc[1][t], acc[2][t], acc[3][t]));
-  }
-}
-
-template <class V, int TB>
-K3_INLINE void ZeroTile(DecodeAcc<V, TB>& acc) {
-#pragma GCC unroll 4
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 16
-    for (int t = 0; t < TB; ++t) acc[i][t] = V::Zero();
-  }
-}
-
 // y[t, r + i] for t < TB, i < nr (y points at y[0, r]), x: [TB][cols]. The decode regime's inner
 // body: the kRows x TB accumulators live in registers for the whole row.
 template <class V, WeightFormat F, int TB>
@@ -222,28 +137,6 @@ void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64
   }
   for (; c + kLanes <= cols; c += kLanes) DecodeStep<V, F, TB, false>(in, c, kLanes, acc);
   if (c < cols) DecodeStep<V, F, TB, true>(in, c, cols - c, acc);
-  StoreTile<V, TB>(acc, y, ldy, g.nr);
-}
-
-// DecodeTile for MXFP4 and INT4 (F). x is permuted per 2 * V::kLanes columns (the even ones, then
-// the odd ones); each 32-column block is 16 bytes and V::kE2M1Groups such column groups.
-template <class V, WeightFormat F, int TB>
-void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y, int64_t ldy) {
-  using Vec = typename V::Vec;
-  DecodeAcc<V, TB> acc;
-  ZeroTile<V, TB>(acc);
-  const int64_t blocks = cols / 32;
-  for (int64_t b = 0; b < blocks; ++b) {
-    auto rows = [&](int i) K3_INLINE_LAMBDA {
-      const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + b * 16;
-      if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
-      const typename V::E2M1Scale scale = FourBit<V, F>::ScaleOf(g.fourbit_scales[i], b);
-      return [=](int k, Vec* w) K3_INLINE_LAMBDA { FourBit<V, F>::Decode(p, scale, k, w); };
-    };
-    auto xs = [&](int t, int s)
-                  K3_INLINE_LAMBDA { return V::Load(x + t * cols + b * 32 + s * V::kLanes); };
-    FmaRows<V, V::kE2M1Groups, 2, TB>(rows, xs, acc);
-  }
   StoreTile<V, TB>(acc, y, ldy, g.nr);
 }
 
@@ -331,9 +224,13 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1, float* fp8_x = nu
   const auto* base = static_cast<const uint8_t*>(w.data);
   const int64_t row_bytes = IsFourBit(F) ? cols / 2 : cols * ElementBytes(F);
   PrefetchHead(base + r0 * row_bytes, (r1 - r0) * row_bytes);
+  if constexpr (IsFourBit(F)) {  // the first tiles' scales (PrefetchScalesAhead)
+    PrefetchHead(FourBitScaleRow(w, r0),
+                 Min(r1 - r0, 4 * kRows) * (cols / 32) * (F == WeightFormat::kMxfp4 ? 1 : 2));
+  }
   DecodeArgs args = a;
   int64_t block_row = -1;
-  for (int64_t r = r0; r < r1; r += kRows) {
+  auto group_at = [&](int64_t r) {
     RowGroup g;
     g.nr = static_cast<int>(Min(kRows, r1 - r));
     for (int i = 0; i < kRows; ++i) {
@@ -341,6 +238,16 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1, float* fp8_x = nu
       g.rows[i] = base + row * row_bytes;
       if constexpr (IsFourBit(F)) g.fourbit_scales[i] = FourBitScaleRow(w, row);
     }
+    return g;
+  };
+  int64_t r = r0;
+  if constexpr (IsFourBit(F) && V::kFourBitPairedRows) {
+    for (; a.tokens == 1 && r + 2 * kRows <= r1; r += 2 * kRows) {
+      DecodeOneTokenFourBitPair<V, F>(w, r, a.x, a.y + r);
+    }
+  }
+  for (; r < r1; r += kRows) {
+    const RowGroup g = group_at(r);
     if constexpr (F == WeightFormat::kFp8Block) {
       if (r / w.block != block_row) {
         block_row = r / w.block;

@@ -166,6 +166,17 @@ void ExpectExactWeights(const WeightMatrix& w, const Want& want) {
             << " row " << i % w.rows << ": " << y[i] << " vs " << want_y[i];
       }
     }
+    // Each one-hot token alone: the decode regime's single-token tiles (4-bit: two row groups at
+    // a time, scales widened ahead) see every weight too.
+    for (int64_t j = 0; j < tokens; ++j) {
+      std::vector<float> y(static_cast<size_t>(w.rows), -12345.0f);
+      detail::MatMulWithIsa(isa, Regime::kDecode, x.data() + j * w.cols, 1, w, y.data());
+      for (int64_t r = 0; r < w.rows; ++r) {
+        ASSERT_TRUE(SameValue(y[r], want_y[j * w.rows + r]))
+            << detail::IsaName(isa) << " token " << j << " alone, row " << r << ": " << y[r]
+            << " vs " << want_y[j * w.rows + r];
+      }
+    }
   }
 }
 
@@ -179,6 +190,28 @@ TEST(DequantizeTest, Mxfp4EveryByteWithEveryScale) {
     const uint8_t nibble = c % 2 == 0 ? byte & 0xF : byte >> 4;
     return tensor::E2M1ToFloat(nibble) * tensor::E8M0ToFloat(static_cast<uint8_t>(r / 16));
   });
+}
+
+// A NaN scale (0xFF) makes its block's weights NaN, not infinite: with every product of one sign
+// an infinite block would sum to inf. 16 rows (two single-token row-group pairs, one 4-row tail).
+TEST(DequantizeTest, Mxfp4NanScaleMakesEveryProductNan) {
+  TestWeights t;
+  t.Allocate(WeightFormat::kMxfp4, 20, 64);
+  std::fill(t.data.begin(), t.data.end(), static_cast<uint8_t>(0x22));  // E2M1 1.0, 1.0
+  for (int64_t r = 0; r < 20; ++r) t.mx_scales[static_cast<size_t>(r * 2 + r % 2)] = 0xFF;
+  for (int64_t tokens : {1, 3}) {
+    const std::vector<float> x(static_cast<size_t>(tokens * 64), 1.0f);
+    for (Isa isa : detail::SupportedIsas()) {
+      for (Regime regime : kRegimes) {
+        std::vector<float> y(static_cast<size_t>(tokens * 20), 0.0f);
+        detail::MatMulWithIsa(isa, regime, x.data(), tokens, t.w, y.data());
+        for (size_t i = 0; i < y.size(); ++i) {
+          ASSERT_TRUE(std::isnan(y[i])) << detail::IsaName(isa) << "/" << RegimeName(regime)
+                                        << " tokens " << tokens << " output " << i << ": " << y[i];
+        }
+      }
+    }
+  }
 }
 
 // compressed-tensors INT4 by its definition (checkpoints.md A1.3): nibble u of byte j is element 2j

@@ -50,6 +50,8 @@ struct Avx2 {
   static constexpr bool kMaskedLoads = false;
   // An MXFP4 block (32 columns) is 2 groups of (8 even, 8 odd) weights.
   static constexpr int kE2M1Groups = 2;
+  // No two-group 1-token 4-bit tile: its eight rows would not fit in 16 registers.
+  static constexpr bool kFourBitPairedRows = false;
   static constexpr int kFmaChains = 12;  // independent FMA chains of the peak-rate loop
 
   K3_INLINE static Vec Zero() { return _mm256_setzero_ps(); }

@@ -109,6 +109,8 @@ struct Avx512 {
   static constexpr bool kMaskedLoads = true;
   // An MXFP4 block (32 columns) is 1 group of (16 even, 16 odd) weights.
   static constexpr int kE2M1Groups = 1;
+  // At one token, MXFP4 / INT4 rows go two row groups at a time (DecodeOneTokenFourBitPair).
+  static constexpr bool kFourBitPairedRows = true;
   static constexpr int kFmaChains = 16;  // independent FMA chains of the peak-rate loop
 
   K3_INLINE static Vec Zero() { return _mm512_setzero_ps(); }
@@ -212,6 +214,21 @@ struct Avx512 {
   }
   K3_INLINE static void DecodeInt4(const uint8_t* block, E2M1Scale scaled, int g, Vec* w) {
     DecodeE2M1(block, scaled, g, w);
+  }
+  // The float scales of n <= 16 consecutive blocks: E8M0 bytes as kE8M0 decodes them (0 is
+  // 2^-127, 0xFF NaN) and BF16 bits widened; both exact.
+  K3_INLINE static void E8M0Scales(const uint8_t* e8m0, int n, float* out) {
+    const __m512i e = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(LaneMask(n), e8m0));
+    __m512i bits = _mm512_slli_epi32(e, 23);
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()),
+                                 _mm512_set1_epi32(0x00400000));
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(0xFF)),
+                                 _mm512_set1_epi32(0x7FC00000));
+    _mm512_mask_storeu_ps(out, LaneMask(n), _mm512_castsi512_ps(bits));
+  }
+  K3_INLINE static void Bf16Scales(const uint16_t* bf16, int n, float* out) {
+    const __m512i h = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(LaneMask(n), bf16));
+    _mm512_mask_storeu_ps(out, LaneMask(n), _mm512_castsi512_ps(_mm512_slli_epi32(h, 16)));
   }
   // out[2j] = even[j], out[2j + 1] = odd[j] for j < 16.
   K3_INLINE static void StoreInterleaved(float* out, Vec even, Vec odd) {

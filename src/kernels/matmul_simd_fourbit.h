@@ -1,0 +1,101 @@
+// The decode regime's tiles for the 4-bit formats (MXFP4, INT4) over vector traits V: the
+// general kRows x TB tile, and for a single token a tile of two row groups at once. Follows the
+// ODR rule of matmul_simd_base.h.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/matmul_simd_base.h"
+#include "kernels/matmul_simd_tile.h"
+
+namespace k3::kernels::detail {
+namespace {
+
+// Prefetches the block scales of `rows` rows two tiles of `rows` rows ahead of the tile whose first
+// row's scales are at `scale_row` (rows of `cols` columns). The scales are a stream of their own (a
+// few bytes per row) that the weights' prefetch does not reach; without this every tile stalls on
+// them (the K2.5 bench model's batch-1 decode: 27 % of the 4-bit tiles' time). Prefetches past
+// the end of the matrix are harmless.
+template <WeightFormat F>
+K3_INLINE void PrefetchScalesAhead(const void* scale_row, int64_t cols, int rows) {
+  const int64_t row_bytes = cols / 32 * (F == WeightFormat::kMxfp4 ? 1 : 2);
+  for (int64_t o = 0; o < rows * row_bytes; o += 64) Prefetch(scale_row, 2 * rows * row_bytes + o);
+}
+
+// DecodeTile for MXFP4 and INT4 (F). x is permuted per 2 * V::kLanes columns (the even ones, then
+// the odd ones); each 32-column block is 16 bytes and V::kE2M1Groups such column groups.
+template <class V, WeightFormat F, int TB>
+void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y, int64_t ldy) {
+  using Vec = typename V::Vec;
+  DecodeAcc<V, TB> acc;
+  ZeroTile<V, TB>(acc);
+  PrefetchScalesAhead<F>(g.fourbit_scales[0], cols, kRows);
+  const int64_t blocks = cols / 32;
+  for (int64_t b = 0; b < blocks; ++b) {
+    auto rows = [&](int i) K3_INLINE_LAMBDA {
+      const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + b * 16;
+      if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
+      const typename V::E2M1Scale scale = FourBit<V, F>::ScaleOf(g.fourbit_scales[i], b);
+      return [=](int k, Vec* w) K3_INLINE_LAMBDA { FourBit<V, F>::Decode(p, scale, k, w); };
+    };
+    auto xs = [&](int t, int s)
+                  K3_INLINE_LAMBDA { return V::Load(x + t * cols + b * 32 + s * V::kLanes); };
+    FmaRows<V, V::kE2M1Groups, 2, TB>(rows, xs, acc);
+  }
+  StoreTile<V, TB>(acc, y, ldy, g.nr);
+}
+
+// y[r .. r + 2 * kRows) of a single token (y points at y[r]) for the rows r .. r + 2 * kRows of w:
+// 2 * kRows accumulators, each given its products in DecodeTileFourBit's order, so the bits equal
+// two 1-token tiles. At one token a row's accumulator waits on two dependent FMAs per block, and
+// each block's scale took four scalar and vector operations: here eight chains run side by side
+// and the rows' scales are widened to floats kStageBlocks at a time first (one vector operation
+// per 16 blocks; each block's table is then one multiply by a broadcast from memory). Measured
+// with PrefetchScalesAhead on the K2.5 bench model's batch-1 decode: 1.06-1.13x over 4-row tiles
+// (three interleaved pairs); kernels_benchmark's streamed 1-token INT4 / MXFP4 rows 1.05-1.2x.
+// Traits with 32 vector registers only (V::kFourBitPairedRows): the eight rows' weights,
+// accumulators and activations stay in registers.
+template <class V, WeightFormat F>
+void DecodeOneTokenFourBitPair(const WeightMatrix& w, int64_t r, const float* x, float* y) {
+  static_assert(V::kE2M1Groups == 1);
+  using Vec = typename V::Vec;
+  constexpr int kPairRows = 2 * kRows, kStageBlocks = 64;
+  const int64_t blocks = w.cols / 32, row_bytes = w.cols / 2;
+  const uint8_t* base = static_cast<const uint8_t*>(w.data) + r * row_bytes;
+  alignas(64) float scales[kPairRows][kStageBlocks];
+  Vec acc[kPairRows];
+#pragma GCC unroll 8
+  for (int i = 0; i < kPairRows; ++i) acc[i] = V::Zero();
+  PrefetchScalesAhead<F>(FourBitScaleRow(w, r), w.cols, kPairRows);
+  for (int64_t b0 = 0; b0 < blocks; b0 += kStageBlocks) {
+    const int nb = static_cast<int>(Min(kStageBlocks, blocks - b0));
+    for (int i = 0; i < kPairRows; ++i) {
+      for (int k = 0; k < nb; k += V::kLanes) {
+        FourBit<V, F>::StageScales(FourBitScaleRow(w, r + i), b0 + k,
+                                   static_cast<int>(Min(V::kLanes, nb - k)), scales[i] + k);
+      }
+    }
+    for (int k = 0; k < nb; ++k) {
+      const int64_t b = b0 + k;
+      Vec wv[kPairRows][2];
+#pragma GCC unroll 8
+      for (int i = 0; i < kPairRows; ++i) {
+        const uint8_t* p = base + i * row_bytes + b * 16;
+        if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
+        FourBit<V, F>::Decode(p, FourBit<V, F>::TableOf(scales[i][k]), 0, wv[i]);
+      }
+      const Vec even = V::Load(x + b * 32), odd = V::Load(x + b * 32 + V::kLanes);
+#pragma GCC unroll 8
+      for (int i = 0; i < kPairRows; ++i) {
+        acc[i] = V::Fma(wv[i][0], even, acc[i]);
+        acc[i] = V::Fma(wv[i][1], odd, acc[i]);
+      }
+    }
+  }
+  const typename V::SumMask all = V::RowMask(kRows);
+  V::StoreSum4(y, all, V::HorizontalSum4(acc[0], acc[1], acc[2], acc[3]));
+  V::StoreSum4(y + kRows, all, V::HorizontalSum4(acc[4], acc[5], acc[6], acc[7]));
+}
+
+}  // namespace
+}  // namespace k3::kernels::detail
