@@ -11,17 +11,6 @@
 namespace k3::kernels::detail {
 namespace {
 
-// Prefetches the block scales of `rows` rows two tiles of `rows` rows ahead of the tile whose first
-// row's scales are at `scale_row` (rows of `cols` columns). The scales are a stream of their own (a
-// few bytes per row) that the weights' prefetch does not reach; without this every tile stalls on
-// them (the K2.5 bench model's batch-1 decode: 27 % of the 4-bit tiles' time). Prefetches past
-// the end of the matrix are harmless.
-template <WeightFormat F>
-K3_INLINE void PrefetchScalesAhead(const void* scale_row, int64_t cols, int rows) {
-  const int64_t row_bytes = cols / 32 * (F == WeightFormat::kMxfp4 ? 1 : 2);
-  for (int64_t o = 0; o < rows * row_bytes; o += 64) Prefetch(scale_row, 2 * rows * row_bytes + o);
-}
-
 // DecodeTile for MXFP4 and INT4 (F). x is permuted per 2 * V::kLanes columns (the even ones, then
 // the odd ones); each 32-column block is 16 bytes and V::kE2M1Groups such column groups.
 template <class V, WeightFormat F, int TB>

@@ -136,6 +136,7 @@ void Tile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
 #pragma GCC unroll 4
     for (int t = 0; t < TB; ++t) acc[i][t] = _mm512_setzero_ps();
   }
+  if (t0 == 0) PrefetchScalesAhead<F>(g.scales[0], a.w->cols, kR);
   for (int64_t k = 0; k < chunks; ++k) {
     const int in_chunk = static_cast<int>(Min(kInt8ChunkBlocks, blocks - k * kInt8ChunkBlocks));
     const __mmask64 m = in_chunk == 4 ? ~__mmask64{0} : (__mmask64{1} << (16 * in_chunk)) - 1;
@@ -168,12 +169,16 @@ template <WeightFormat F>
 void DecodeRowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
   const WeightMatrix& w = *a.w;
   const auto* base = static_cast<const uint8_t*>(w.data);
+  const int64_t row_bytes = F == WeightFormat::kInt8Block ? w.cols : w.cols / 2;
+  PrefetchHead(base + r0 * row_bytes, (r1 - r0) * row_bytes);
+  PrefetchHead(FourBitScaleRow(w, r0), Min(r1 - r0, 4 * kDecodeRowGroup) * (w.cols / 32) *
+                                           (F == WeightFormat::kMxfp4 ? 1 : 2));
   for (int64_t r = r0; r < r1; r += kDecodeRowGroup) {
     Rows g;
     g.nr = static_cast<int>(Min(kDecodeRowGroup, r1 - r));
     for (int i = 0; i < kDecodeRowGroup; ++i) {
       const int64_t row = r + Min(i, g.nr - 1);
-      g.bytes[i] = base + row * (F == WeightFormat::kInt8Block ? w.cols : w.cols / 2);
+      g.bytes[i] = base + row * row_bytes;
       g.scales[i] = FourBitScaleRow(w, row);
     }
     for (int64_t t0 = 0; t0 < a.x.tokens; t0 += kMaxTokens) {
