@@ -140,6 +140,43 @@ void DecodeTile(const RowGroup& g, const float* x, int64_t cols, float* y, int64
   StoreTile<V, TB>(acc, y, ldy, g.nr);
 }
 
+// DecodeTile for kBF16 and one token, with the rows' accumulators kept in memory: a rolled loop
+// over the group's rows loads, updates and stores each row's vector every step. The same FMAs in
+// the same order as DecodeTile<V, kBF16, 1>, so the same bits; but the register-resident form GCC
+// unrolls DecodeTile into streams memory markedly slower on the Zen 5 development VM, for reasons
+// the profiles do not show (both wait on the weight loads). Measured, BF16 4096 x 2048 products
+// through MatMul on 2 threads, interleaved: 34-37 -> 47-50 GB/s (a stand-alone loop of each form:
+// 39-42 vs 48-51); the K2.5 and K3 bench models' batch-1 decode 1.14-1.21x (three rounds each).
+template <class V>
+[[gnu::noinline]] void DecodeBf16OneToken(const RowGroup& g, const float* x, int64_t cols, float* y,
+                                          int64_t ldy) {
+  using Vec = typename V::Vec;
+  constexpr int kLanes = V::kLanes;
+  alignas(64) float sums[kRows][kLanes];
+  for (int i = 0; i < kRows; ++i) V::StoreAligned(sums[i], V::Zero());
+  int64_t c = 0;
+  for (; c + 2 * kLanes <= cols; c += 2 * kLanes) {
+    const Vec even = V::Load(x + c), odd = V::Load(x + c + kLanes);
+#pragma GCC unroll 1
+    for (int i = 0; i < kRows; ++i) {
+      const typename V::Pairs v = V::LoadBf16Pairs(static_cast<const uint16_t*>(g.rows[i]) + c);
+      Prefetch(g.rows[i], 2 * c + kPrefetchBytes);
+      Vec a = V::LoadAligned(sums[i]);
+      a = V::Fma(V::Bf16Even(v), even, a);
+      a = V::Fma(V::Bf16Odd(v), odd, a);
+      V::StoreAligned(sums[i], a);
+    }
+  }
+  DecodeAcc<V, 1> acc;
+  for (int i = 0; i < kRows; ++i) acc[i][0] = V::LoadAligned(sums[i]);
+  const TileInput in{&g, x, cols};
+  for (; c + kLanes <= cols; c += kLanes) {
+    DecodeStep<V, WeightFormat::kBF16, 1, false>(in, c, kLanes, acc);
+  }
+  if (c < cols) DecodeStep<V, WeightFormat::kBF16, 1, true>(in, c, cols - c, acc);
+  StoreTile<V, 1>(acc, y, ldy, g.nr);
+}
+
 // DecodeTile kept out of line for kFp8Block: GCC inlined the 1-token tile into DecodeRowsIn's
 // row-group loop, where the table decode's five table registers no longer fit beside the loop's
 // own state and were reloaded from memory every chunk (perf annotate). Out of line (and with
@@ -187,6 +224,8 @@ void DecodeGroup(const RowGroup& g, const DecodeArgs& a, int64_t r) {
         DecodeTileFourBit<V, F, TB>(g, x, cols, y, ldy);
       } else if constexpr (F == WeightFormat::kFp8Block) {
         DecodeTileOutOfLine<V, F, TB>(g, x, cols, y, ldy);
+      } else if constexpr (F == WeightFormat::kBF16 && TB == 1) {
+        DecodeBf16OneToken<V>(g, x, cols, y, ldy);
       } else {
         DecodeTile<V, F, TB>(g, x, cols, y, ldy);
       }
