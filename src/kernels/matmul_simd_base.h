@@ -88,16 +88,21 @@ inline const void* FourBitScaleRow(const WeightMatrix& w, int64_t row) {
   return w.mx_scales + row * (w.cols / 32);
 }
 
+// Bytes of one row's block scales (FourBitScaleRow): E8M0 bytes for kMxfp4, BF16 for kInt4 and
+// kInt8Block.
+template <WeightFormat F>
+constexpr int64_t ScaleRowBytes(int64_t cols) {
+  return cols / 32 * (F == WeightFormat::kMxfp4 ? 1 : 2);
+}
+
 // Prefetches the block scales of `rows` rows two tiles of `rows` rows ahead of the tile whose first
 // row's scales are at `scale_row` (rows of `cols` columns). The scales are a stream of their own (a
 // few bytes per row) that the weights' prefetch does not reach; without this every tile stalls on
-// them (the K2.5 bench model's batch-1 decode: 27 % of the
-// 4-bit tiles' time). Prefetches past
-// the end of the matrix are harmless.
-// kMxfp4: E8M0 bytes; kInt4 and kInt8Block: BF16 scales.
+// them (the K2.5 bench model's batch-1 decode: 27 % of the 4-bit tiles' time). Prefetches past the
+// end of the matrix are harmless.
 template <WeightFormat F>
 K3_INLINE void PrefetchScalesAhead(const void* scale_row, int64_t cols, int rows) {
-  const int64_t row_bytes = cols / 32 * (F == WeightFormat::kMxfp4 ? 1 : 2);
+  const int64_t row_bytes = ScaleRowBytes<F>(cols);
   for (int64_t o = 0; o < rows * row_bytes; o += 64) Prefetch(scale_row, 2 * rows * row_bytes + o);
 }
 

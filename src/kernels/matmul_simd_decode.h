@@ -264,8 +264,7 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1, float* fp8_x = nu
   const int64_t row_bytes = IsFourBit(F) ? cols / 2 : cols * ElementBytes(F);
   PrefetchHead(base + r0 * row_bytes, (r1 - r0) * row_bytes);
   if constexpr (IsFourBit(F)) {  // the first tiles' scales (PrefetchScalesAhead)
-    PrefetchHead(FourBitScaleRow(w, r0),
-                 Min(r1 - r0, 4 * kRows) * (cols / 32) * (F == WeightFormat::kMxfp4 ? 1 : 2));
+    PrefetchHead(FourBitScaleRow(w, r0), Min(r1 - r0, 4 * kRows) * ScaleRowBytes<F>(cols));
   }
   DecodeArgs args = a;
   int64_t block_row = -1;

@@ -171,8 +171,8 @@ void DecodeRowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
   const auto* base = static_cast<const uint8_t*>(w.data);
   const int64_t row_bytes = F == WeightFormat::kInt8Block ? w.cols : w.cols / 2;
   PrefetchHead(base + r0 * row_bytes, (r1 - r0) * row_bytes);
-  PrefetchHead(FourBitScaleRow(w, r0), Min(r1 - r0, 4 * kDecodeRowGroup) * (w.cols / 32) *
-                                           (F == WeightFormat::kMxfp4 ? 1 : 2));
+  PrefetchHead(FourBitScaleRow(w, r0),
+               Min(r1 - r0, 4 * kDecodeRowGroup) * ScaleRowBytes<F>(w.cols));
   for (int64_t r = r0; r < r1; r += kDecodeRowGroup) {
     Rows g;
     g.nr = static_cast<int>(Min(kDecodeRowGroup, r1 - r));
