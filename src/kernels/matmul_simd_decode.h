@@ -268,16 +268,6 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1, float* fp8_x = nu
   }
   DecodeArgs args = a;
   int64_t block_row = -1;
-  auto group_at = [&](int64_t r) {
-    RowGroup g;
-    g.nr = static_cast<int>(Min(kRows, r1 - r));
-    for (int i = 0; i < kRows; ++i) {
-      const int64_t row = r + Min(i, g.nr - 1);
-      g.rows[i] = base + row * row_bytes;
-      if constexpr (IsFourBit(F)) g.fourbit_scales[i] = FourBitScaleRow(w, row);
-    }
-    return g;
-  };
   int64_t r = r0;
   if constexpr (IsFourBit(F) && V::kFourBitPairedRows) {
     for (; a.tokens == 1 && r + 2 * kRows <= r1; r += 2 * kRows) {
@@ -285,7 +275,13 @@ void DecodeRowsIn(const DecodeArgs& a, int64_t r0, int64_t r1, float* fp8_x = nu
     }
   }
   for (; r < r1; r += kRows) {
-    const RowGroup g = group_at(r);
+    RowGroup g;
+    g.nr = static_cast<int>(Min(kRows, r1 - r));
+    for (int i = 0; i < kRows; ++i) {
+      const int64_t row = r + Min(i, g.nr - 1);
+      g.rows[i] = base + row * row_bytes;
+      if constexpr (IsFourBit(F)) g.fourbit_scales[i] = FourBitScaleRow(w, row);
+    }
     if constexpr (F == WeightFormat::kFp8Block) {
       if (r / w.block != block_row) {
         block_row = r / w.block;

@@ -193,7 +193,7 @@ TEST(DequantizeTest, Mxfp4EveryByteWithEveryScale) {
 }
 
 // A NaN scale (0xFF) makes its block's weights NaN, not infinite: with every product of one sign
-// an infinite block would sum to inf. 16 rows (two single-token row-group pairs, one 4-row tail).
+// an infinite block would sum to inf. 20 rows: two single-token row-group pairs and a 4-row tail.
 TEST(DequantizeTest, Mxfp4NanScaleMakesEveryProductNan) {
   TestWeights t;
   t.Allocate(WeightFormat::kMxfp4, 20, 64);
