@@ -326,7 +326,7 @@ int RunBenchModel(BenchModelFlags& f) {
       K3_LOG(kError) << exact.status().ToString();
       return 1;
     }
-    PrintQuantError(**exact, m, 64);
+    PrintQuantError(**exact, m, 64, f.weight_quant);
   }
   const auto& c = m.config();
   std::printf("model %s: %s, hidden %d, %d layers (%d KDA, %d MLA), %d experts top-%d\n",

@@ -14,6 +14,8 @@ int64_t MatrixBytes(const model::WeightMatrix& w) {
     case kernels::WeightFormat::kBF16:
     case kernels::WeightFormat::kF16:
       return n * 2;
+    case kernels::WeightFormat::kBf16Panels:
+      return kernels::Bf16PanelsElements(w.rows, w.cols) * 2;
     case kernels::WeightFormat::kMxfp4:
       return n / 2 + n / 32;
     case kernels::WeightFormat::kInt4:

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "base/log.h"
@@ -57,7 +58,8 @@ Deviation Compare(const std::vector<float>& want, const std::vector<float>& got,
 
 }  // namespace
 
-void PrintQuantError(const model::Model& exact, const model::Model& quantised, int tokens) {
+void PrintQuantError(const model::Model& exact, const model::Model& quantised, int tokens,
+                     const std::string& flag) {
   const int64_t vocab = exact.config().vocab;
   std::vector<int32_t> prompt(static_cast<size_t>(tokens));
   for (int i = 0; i < tokens; ++i) prompt[i] = static_cast<int32_t>((i * 7919 + 13) % vocab);
@@ -72,8 +74,8 @@ void PrintQuantError(const model::Model& exact, const model::Model& quantised, i
       "logits vs exact weights on a %d-token prompt (relative error per position: "
       "median, worst; argmax agreement)\n",
       tokens);
-  std::printf("  --weight-quant int8        %.3g  %.3g  %d/%d\n", q.median, q.worst, q.agree,
-              tokens);
+  std::printf("  --weight-quant %-11s %.3g  %.3g  %d/%d\n", flag.c_str(), q.median, q.worst,
+              q.agree, tokens);
   std::printf("  calibration: MXFP8 experts %.3g  %.3g  %d/%d\n\n", m.median, m.worst, m.agree,
               tokens);
 }

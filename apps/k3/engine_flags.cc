@@ -86,9 +86,10 @@ base::Status EngineFlags::Finish() {
 
 void AddWeightQuantFlag(CLI::App& app, std::string* value) {
   app.add_option("--weight-quant", *value,
-                 "none, or int8: re-quantise the dense BF16 projections (attention, shared "
-                 "experts, dense MLP, lm_head) to int8 per 32 at load; W8A8 on AVX512-VNNI "
-                 "(docs/model.md: error and speed)")
+                 "none; int8: re-quantise the dense BF16 projections (attention, shared "
+                 "experts, dense MLP, lm_head) to int8 per 32 at load, W8A8 on AVX512-VNNI; "
+                 "bf16-panels: the same values repacked into column-pair panels at load, "
+                 "faster batched decode and prefill on AVX-512 (docs/model.md: error and speed)")
       ->capture_default_str();
 }
 

@@ -54,6 +54,9 @@ void CheckWeights(const WeightMatrix& w) {
     K3_CHECK(w.cols % 32 == 0) << "4-bit weights need cols % 32 == 0, got " << w.cols;
   }
   if (w.format == WeightFormat::kMxfp4) K3_CHECK(w.mx_scales != nullptr) << "MXFP4 scales missing";
+  if (w.format == WeightFormat::kBf16Panels) {
+    K3_CHECK(w.cols % 2 == 0) << "BF16 panels need an even column count, got " << w.cols;
+  }
   if (w.format == WeightFormat::kInt8Block) {
     K3_CHECK(w.cols % 32 == 0) << "int8 block weights need cols % 32 == 0, got " << w.cols;
   }
@@ -253,6 +256,10 @@ void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out) {
                  tensor::Bf16ToFloat(w.group_scales[row * (cols / 32) + c / 32]);
         break;
       }
+      case WeightFormat::kBf16Panels:
+        out[c] = tensor::Bf16ToFloat(
+            static_cast<const uint16_t*>(w.data)[Bf16PanelsOffset(row, c, w.rows, cols)]);
+        break;
       case WeightFormat::kInt8Block: {
         const uint8_t byte =
             static_cast<const uint8_t*>(w.data)[row * cols + Int8BlockOffset(c, cols)];
@@ -320,6 +327,9 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   base::Arena local;
   base::Arena& arena = scratch != nullptr ? *scratch : local;
   base::ArenaMark mark(arena);
+  if (w.format == WeightFormat::kBf16Panels) {
+    return MatMulBf16Panels(isa, x, tokens, w, y, pool, arena);
+  }
   if (isa == Isa::kScalar) return MatMulScalar(x, tokens, w, y, pool, arena);
   const IsaKernels& k = Kernels(isa);
   if (regime == Regime::kAuto) {
@@ -417,6 +427,8 @@ void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
     }
     case WeightFormat::kInt8Block:
       return DequantizeInt8BlockRange(w, row, c0, c1, out);
+    case WeightFormat::kBf16Panels:
+      return DequantizeBf16PanelsRange(w, row, c0, c1, out);
     case WeightFormat::kFp8Block: {
       const uint8_t* p = static_cast<const uint8_t*>(w.data) + row * cols;
       const float* scales = w.block_scales + row / w.block * ScaleCols(w);
@@ -430,7 +442,9 @@ void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
 void DequantizeRowWithIsa(Isa isa, const WeightMatrix& w, int64_t row, float* out) {
   CheckWeights(w);
   K3_CHECK(row >= 0 && row < w.rows) << "row " << row << " of " << w.rows;
-  if (isa == Isa::kScalar) return DequantizeRange(w, row, 0, w.cols, out);
+  if (isa == Isa::kScalar || w.format == WeightFormat::kBf16Panels) {
+    return DequantizeRange(w, row, 0, w.cols, out);
+  }
   Kernels(isa).dequantize_range(w, row, 0, w.cols, out);
 }
 

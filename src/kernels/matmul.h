@@ -24,6 +24,8 @@ enum class WeightFormat : uint8_t {
                // one BF16 scale per 32 columns, bytes in Int8BlockOffset's order. With
                // AVX512-VNNI its products always take int8 activations (W8A8, any token count,
                // the FourBitActivations::kInt8 bound below); elsewhere they are exact.
+  kBf16Panels,  // BF16 weights repacked at load (PackBf16Panels) into column-pair panels, whose
+                // products run down the columns: see kBf16PanelRows.
 };
 
 // MXFP4 and INT4 store two 4-bit weights per byte with one scale per 32 columns.
@@ -35,7 +37,9 @@ constexpr bool IsFourBit(WeightFormat f) {
 // only: the ISA-flagged kernels keep their own internal copy (matmul_simd_base.h).
 constexpr int64_t StoredElementBytes(WeightFormat f) {
   if (f == WeightFormat::kF32) return 4;
-  return f == WeightFormat::kBF16 || f == WeightFormat::kF16 ? 2 : 1;
+  const bool two =
+      f == WeightFormat::kBF16 || f == WeightFormat::kF16 || f == WeightFormat::kBf16Panels;
+  return two ? 2 : 1;
 }
 
 // W is [rows, cols] ("out" x "in", torch Linear layout), viewed without copying.
@@ -59,6 +63,29 @@ struct WeightMatrix {
   // AVX512-VBMI table decode yields NaN for the code itself, the F16 widening does not).
   bool fp8_nan_free = false;
 };
+
+// kBf16Panels: rows in panels of kBf16PanelRows (the last one padded with zero rows), panels in
+// groups of kBf16PanelGroup (the last group may hold fewer), each group stored column pair by
+// column pair, [cols / 2][panels of the group][16] 32-bit words whose low half is W[r, 2j] and high
+// half W[r, 2j + 1]; cols is even. A group's 64 rows are one sequential stream for every token
+// count, and each pair of columns is 16 rows' weights in two vectors, so the kernels keep one
+// accumulator per (16 rows, token) and reuse each weight vector for every token of a tile (AVX-512:
+// 1.3-1.6x the row-major BF16 tiles at 30 tokens, docs/model.md). Every output is the chain
+// acc = fma(W[r, c], x[t, c], acc) over c = 0, 1, ..., cols - 1 from acc = 0, on every ISA, token
+// count and thread split: MatMul's bits never depend on them, and std::fma in that order gives
+// them too.
+inline constexpr int64_t kBf16PanelRows = 16, kBf16PanelGroup = 4;
+// uint16 elements of kBf16Panels data for a rows x cols matrix (rows rounded up to 16).
+int64_t Bf16PanelsElements(int64_t rows, int64_t cols);
+// Where W[r, c] of a rows x cols kBf16Panels matrix is stored: an index into its uint16 data.
+int64_t Bf16PanelsOffset(int64_t r, int64_t c, int64_t rows, int64_t cols);
+// Repacks a kBF16 matrix (cols even) into `data` (Bf16PanelsElements(rows, cols) elements); the
+// result views it. The values are the same bits.
+WeightMatrix PackBf16Panels(const WeightMatrix& w, uint16_t* data,
+                            base::ThreadPool* pool = nullptr);
+// Whether MatMul runs kBf16Panels on its AVX-512 tiles here (else on scalar chains: the same bits,
+// many times slower, so loaders should keep row-major BF16 there).
+bool Bf16PanelsRunFast();
 
 // Bytes of one stored row of w (kMxfp4, kInt4: cols / 2).
 constexpr int64_t StoredRowBytes(const WeightMatrix& w) {
@@ -120,8 +147,9 @@ const char* MatMulIsa();
 //                   both FP32 and the BF16 GEMM there (matmul_detail.h), with the same bound;
 //            "none": elsewhere MatMul stays on its FP32 kernels (so kBf16 is never less exact
 //                   than kFp32).
-//          Other decode-regime calls (few tokens, memory-bound) always run in FP32, and kInt8Block
-//          weights keep their W8A8 kernels where AVX512-VNNI exists.
+//          Other decode-regime calls (few tokens, memory-bound) always run in FP32, kInt8Block
+//          weights keep their W8A8 kernels where AVX512-VNNI exists, and kBf16Panels weights
+//          always run FP32 (their tiles reach ~0.9 of the FP32 peak from 32 tokens).
 // Results of one precision are deterministic and independent of the thread pool. Changing the
 // setting while another thread is inside MatMul affects only calls that start afterwards.
 enum class GemmPrecision : uint8_t { kFp32, kBf16 };

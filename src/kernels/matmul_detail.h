@@ -73,5 +73,12 @@ void DequantizeByDefinition(const WeightMatrix& w, int64_t row, float* out);
 void DequantizeRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1, float* out);
 // DequantizeRow with `isa`'s SIMD conversion (what the GEMM packing uses); equal to the scalar one.
 void DequantizeRowWithIsa(Isa isa, const WeightMatrix& w, int64_t row, float* out);
+// kBf16Panels: W[row, c0..c1) as float32 (matmul_panels.cc).
+void DequantizeBf16PanelsRange(const WeightMatrix& w, int64_t row, int64_t c0, int64_t c1,
+                               float* out);
+// MatMul of kBf16Panels weights: AVX-512 tiles for kAvx512, else scalar std::fma chains (the
+// same bits).
+void MatMulBf16Panels(Isa isa, const float* x, int64_t tokens, const WeightMatrix& w, float* y,
+                      base::ThreadPool* pool, base::Arena& scratch);
 
 }  // namespace k3::kernels::detail

@@ -331,7 +331,8 @@ void DecodeRows(const DecodeArgs& a, int64_t r0, int64_t r1, float* scratch) {
       return DecodeRowsIn<V, WeightFormat::kMxfp4>(a, r0, r1);
     case WeightFormat::kInt4:
       return DecodeRowsIn<V, WeightFormat::kInt4>(a, r0, r1);
-    case WeightFormat::kInt8Block:  // without AVX512-VNNI (matmul_int8.h)
+    case WeightFormat::kInt8Block:   // without AVX512-VNNI (matmul_int8.h)
+    case WeightFormat::kBf16Panels:  // MatMul runs its own kernels (matmul_panels.h)
       return DecodeRowsViaScratch<V>(a, r0, r1, scratch);
     case WeightFormat::kFp8Block:
       if (!a.fp8_fast) return DecodeRowsViaScratch<V>(a, r0, r1, scratch);

@@ -79,6 +79,7 @@ void DequantizeRangeImpl(const WeightMatrix& w, int64_t row, int64_t c0, int64_t
     case WeightFormat::kInt4:
       return ConvertRangeFourBit<V, WeightFormat::kInt4>(w, row, c0, c1, out);
     case WeightFormat::kInt8Block:
+    case WeightFormat::kBf16Panels:  // MatMul runs its own kernels (matmul_panels.h)
       return DequantizeRange(w, row, c0, c1, out);
   }
 }
@@ -332,6 +333,7 @@ void PackPanel(const GemmArgs& a, int64_t r0, int64_t k0, int64_t kn, float* bp,
     case WeightFormat::kMxfp4:
     case WeightFormat::kInt4:
     case WeightFormat::kInt8Block:
+    case WeightFormat::kBf16Panels:
       return PackPanelViaRows<V>(w, r0, k0, kn, bp, rowbuf);
   }
 }

@@ -133,6 +133,8 @@ inline void FillRandom(TestWeights& t, const FormatCase& fc, int64_t rows, int64
       t.w.fp8_nan_free = fc.fp8_nan_free;
       break;
     }
+    case WeightFormat::kBf16Panels:  // made from kBF16 by PackBf16Panels (matmul_panels_test.cc)
+      break;
   }
 }
 

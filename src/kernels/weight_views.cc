@@ -24,6 +24,12 @@ WeightMatrix RowRange(const WeightMatrix& w, int64_t begin, int64_t count) {
     case WeightFormat::kInt8Block:
       view.group_scales = w.group_scales + begin * groups;
       break;
+    case WeightFormat::kBf16Panels:
+      K3_CHECK(begin % (kBf16PanelRows * kBf16PanelGroup) == 0 &&
+               (count % (kBf16PanelRows * kBf16PanelGroup) == 0 || begin + count == w.rows))
+          << "a BF16 panel row view must cover whole panel groups: rows [" << begin << ", "
+          << begin + count << ") of " << w.rows;
+      break;
     default:  // F32, BF16, F16: no scales
       break;
   }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/weight_quant.h"
 #include "testing/paths.h"
 
 namespace k3::model {
@@ -110,6 +111,15 @@ TEST(ModelConfig, ErrorsNameTheField) {
   ASSERT_FALSE(wrong_type.ok());
   EXPECT_FALSE(ParseModelConfig("not json").ok());
   EXPECT_FALSE(ParseModelConfig(R"({"model_type": "llama"})").ok());
+}
+
+TEST(WeightQuantTest, ParsesEveryValueAndNamesABadOne) {
+  EXPECT_EQ(*ParseWeightQuant("none"), WeightQuant::kNone);
+  EXPECT_EQ(*ParseWeightQuant("int8"), WeightQuant::kInt8);
+  EXPECT_EQ(*ParseWeightQuant("bf16-panels"), WeightQuant::kBf16Panels);
+  const auto bad = ParseWeightQuant("panels");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("'panels'"), std::string::npos);
 }
 
 }  // namespace

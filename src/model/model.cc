@@ -131,6 +131,18 @@ base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& di
                   << (kernels::MatMulHasInt8Dot() ? " (W8A8 on AVX512-VNNI)"
                                                   : " (no AVX512-VNNI: dequantised per row group)");
   }
+  if (quant == WeightQuant::kBf16Panels && !kernels::Bf16PanelsRunFast()) {
+    K3_LOG(kWarning) << "--weight-quant bf16-panels: no AVX-512 on this CPU, where the panels "
+                        "would run on scalar code; the BF16 projections stay row-major";
+  } else if (quant == WeightQuant::kBf16Panels) {
+    const int changed = PackDenseWeightsIntoPanels(&w, quant_pool);
+    K3_LOG(kInfo) << "--weight-quant bf16-panels: " << changed
+                  << " BF16 projections repacked into column-pair panels (AVX-512 tiles)";
+    if (kernels::GetGemmPrecision() == kernels::GemmPrecision::kBf16) {
+      K3_LOG(kWarning) << "--gemm-precision bf16 does not apply to the repacked projections "
+                          "(their products stay FP32); it still applies to the other weights";
+    }
+  }
   return std::unique_ptr<Model>(
       new Model(std::move(checkpoint), std::move(config), std::move(w), std::move(backend)));
 }

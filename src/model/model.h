@@ -80,7 +80,7 @@ struct ForwardMemory {
 // How Model::Load places and transforms the weights.
 struct LoadOptions {
   LoadOptions(WeightQuant q = WeightQuant::kNone) : quant(q) {}  // NOLINT: implicit on purpose
-  // kInt8 re-quantises the dense projections at load (weight_quant.h).
+  // kInt8 re-quantises the dense projections at load, kBf16Panels repacks them (weight_quant.h).
   WeightQuant quant;
   // kHuge: the shards are read into 2 MiB-page memory (the decode kernels stream them faster,
   // mapped_file.h), falling back to kFile where the kernel has no transparent huge pages. kFile:

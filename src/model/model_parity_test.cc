@@ -35,19 +35,29 @@ constexpr double kRelativeTolerance = 1e-4;
 constexpr double kRouterTieGap = 1e-5;
 constexpr double kLogitTieMargin = 1e-4;
 
-// (family, backend).
+// (family, backend). "cpu_panels": the CPU backend with --weight-quant bf16-panels (the BF16
+// projections as column-pair panels: the same values, each product one fma chain), held to the
+// exact path's tolerances.
 class ParityTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
  protected:
   void SetUp() override {
     std::unique_ptr<kernels::Backend> backend;
+    LoadOptions options;
     if (std::get<1>(GetParam()) == "reference") {
       backend = std::make_unique<kernels::reference::ReferenceBackend>();
     } else {
       backend = std::make_unique<kernels::CpuBackend>(&pool_);
     }
-    auto loaded = Model::Load(FamilyDir(family()) + "/model", std::move(backend));
+    if (std::get<1>(GetParam()) == "cpu_panels") {
+      if (!kernels::Bf16PanelsRunFast()) GTEST_SKIP() << "no AVX-512: the loader keeps row-major";
+      options.quant = WeightQuant::kBf16Panels;
+    }
+    auto loaded = Model::Load(FamilyDir(family()) + "/model", std::move(backend), options, &pool_);
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     model_ = std::move(*loaded);
+    if (options.quant == WeightQuant::kBf16Panels) {
+      ASSERT_EQ(model_->weights().lm_head.format, kernels::WeightFormat::kBf16Panels);
+    }
   }
   const std::string& family() const { return std::get<0>(GetParam()); }
   // One forward over the whole prompt from an empty state, with logits at every position.
@@ -187,7 +197,7 @@ TEST_P(ParityTest, Mxfp8ExpertPathMatchesItsEmulation) {
 
 INSTANTIATE_TEST_SUITE_P(Families, ParityTest,
                          ::testing::Combine(::testing::Values("k3", "kimi_linear", "k2", "k25"),
-                                            ::testing::Values("cpu", "reference")),
+                                            ::testing::Values("cpu", "reference", "cpu_panels")),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });

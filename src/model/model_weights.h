@@ -78,6 +78,7 @@ struct ModelWeights {
   // Storage of matrices made at load (weight_quant.h); moving the struct keeps their addresses.
   std::vector<std::vector<uint8_t>> owned_bytes;
   std::vector<std::vector<uint16_t>> owned_scales;
+  std::vector<std::vector<uint16_t>> owned_bf16;  // kBf16Panels data
 };
 
 // `pool` (optional) spreads the load-time scans of the weights (FP8 NaN codes) over its threads.

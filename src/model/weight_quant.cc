@@ -10,9 +10,11 @@ using kernels::WeightFormat;
 
 class Requantizer {
  public:
-  Requantizer(ModelWeights* w, base::ThreadPool* pool) : w_(w), pool_(pool) {}
+  Requantizer(ModelWeights* w, base::ThreadPool* pool, WeightQuant to)
+      : w_(w), pool_(pool), to_(to) {}
 
   void Matrix(WeightMatrix* m) {
+    if (to_ == WeightQuant::kBf16Panels) return Panels(m);
     const bool dense = m->format == WeightFormat::kBF16 || m->format == WeightFormat::kF16 ||
                        m->format == WeightFormat::kF32 || m->format == WeightFormat::kFp8Block;
     if (!dense || m->rows == 0 || m->cols == 0 || m->cols % 32 != 0) return;
@@ -27,22 +29,22 @@ class Requantizer {
   int changed() const { return changed_; }
 
  private:
+  void Panels(WeightMatrix* m) {
+    if (m->format != WeightFormat::kBF16 || m->rows == 0 || m->cols % 2 != 0) return;
+    auto& data = w_->owned_bf16.emplace_back(
+        static_cast<size_t>(kernels::Bf16PanelsElements(m->rows, m->cols)));
+    *m = kernels::PackBf16Panels(*m, data.data(), pool_);
+    ++changed_;
+  }
+
   ModelWeights* w_;
   base::ThreadPool* pool_;
+  WeightQuant to_;
   int changed_ = 0;
 };
 
-}  // namespace
-
-base::Result<WeightQuant> ParseWeightQuant(std::string_view name) {
-  if (name == "none") return WeightQuant::kNone;
-  if (name == "int8") return WeightQuant::kInt8;
-  return base::InvalidArgument("--weight-quant must be none or int8, not '" + std::string(name) +
-                               "'");
-}
-
-int QuantizeDenseWeights(ModelWeights* w, base::ThreadPool* pool) {
-  Requantizer q(w, pool);
+// Applies q to every matrix weight_quant.h lists.
+int ConvertDenseWeights(ModelWeights* w, Requantizer& q) {
   for (LayerWeights& layer : w->layers) {
     KdaWeights& kda = layer.kda;
     for (WeightMatrix* m : {&kda.q, &kda.k, &kda.v, &kda.f_a, &kda.f_b, &kda.beta, &kda.g, &kda.g_a,
@@ -56,12 +58,33 @@ int QuantizeDenseWeights(ModelWeights* w, base::ThreadPool* pool) {
     if (moe.has_shared) q.Mlp(&moe.shared);
     q.Matrix(&moe.latent_down);
     q.Matrix(&moe.latent_up);
-    // Routed experts stored at 8 bits or more (K2's FP8 blocks, Kimi-Linear's BF16) take the
-    // integer path too, as llama.cpp's Q8_0 runs them; 4-bit experts keep their own format.
+    // Routed experts stored at 8 bits or more convert too (int8: K2's FP8 blocks and
+    // Kimi-Linear's BF16, as llama.cpp's Q8_0 runs them; panels: BF16 ones); 4-bit experts keep
+    // their own format.
     for (MlpWeights& expert : moe.experts) q.Mlp(&expert);
   }
   q.Matrix(&w->lm_head);
   return q.changed();
+}
+
+}  // namespace
+
+base::Result<WeightQuant> ParseWeightQuant(std::string_view name) {
+  if (name == "none") return WeightQuant::kNone;
+  if (name == "int8") return WeightQuant::kInt8;
+  if (name == "bf16-panels") return WeightQuant::kBf16Panels;
+  return base::InvalidArgument("--weight-quant must be none, int8 or bf16-panels, not '" +
+                               std::string(name) + "'");
+}
+
+int QuantizeDenseWeights(ModelWeights* w, base::ThreadPool* pool) {
+  Requantizer q(w, pool, WeightQuant::kInt8);
+  return ConvertDenseWeights(w, q);
+}
+
+int PackDenseWeightsIntoPanels(ModelWeights* w, base::ThreadPool* pool) {
+  Requantizer q(w, pool, WeightQuant::kBf16Panels);
+  return ConvertDenseWeights(w, q);
 }
 
 }  // namespace k3::model

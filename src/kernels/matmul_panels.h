@@ -1,0 +1,42 @@
+// MatMul for kBf16Panels weights (matmul.h): the layout's arithmetic, the scalar chain every ISA
+// without AVX-512 runs, and the AVX-512 tiles (matmul_panels_avx512.cc). Declarations only, so the
+// AVX-512 translation unit may include it.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/matmul.h"
+
+namespace k3::kernels::detail {
+
+// What the AVX-512 tiles compute: y[t, r] for t < tokens and the rows of groups [g0, g1).
+struct PanelArgs {
+  const uint32_t* words = nullptr;  // the packed data as 32-bit column pairs
+  int64_t rows = 0, cols = 0;
+  const float* x = nullptr;  // [tokens, cols]
+  int64_t tokens = 0;
+  float* y = nullptr;  // [tokens, rows]
+};
+
+// Panels in group g of a matrix with `rows` rows.
+inline int64_t PanelsInGroup(int64_t g, int64_t rows) {
+  const int64_t panels = (rows + kBf16PanelRows - 1) / kBf16PanelRows;
+  const int64_t left = panels - g * kBf16PanelGroup;
+  return left < kBf16PanelGroup ? left : kBf16PanelGroup;
+}
+
+// 32-bit words before group g: every earlier group is full (kBf16PanelGroup panels).
+inline int64_t GroupWordOffset(int64_t g, int64_t cols) {
+  return g * kBf16PanelGroup * kBf16PanelRows * cols / 2;
+}
+
+// Groups of a matrix with `rows` rows.
+inline int64_t PanelGroups(int64_t rows) {
+  const int64_t group_rows = kBf16PanelRows * kBf16PanelGroup;
+  return (rows + group_rows - 1) / group_rows;
+}
+
+// The AVX-512 tiles over groups [g0, g1) (call only where AVX-512 runs).
+void Bf16PanelGroupsAvx512(const PanelArgs& a, int64_t g0, int64_t g1);
+
+}  // namespace k3::kernels::detail
