@@ -1,6 +1,7 @@
-// MatMul for kBf16Panels weights (matmul.h): the layout's arithmetic, the scalar chain every ISA
-// without AVX-512 runs, and the AVX-512 tiles (matmul_panels_avx512.cc). Declarations only, so the
-// AVX-512 translation unit may include it.
+// MatMul for kBf16Panels weights (matmul.h): the layout's arithmetic shared by the baseline driver
+// (matmul_panels.cc) and the AVX-512 tiles (matmul_panels_avx512.cc). Both include it, so its
+// inline helpers live in an anonymous namespace (the ODR rule of matmul_simd_base.h: the linker
+// must never hand baseline code a copy compiled with AVX-512 flags).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,8 @@ struct PanelArgs {
   int64_t tokens = 0;
   float* y = nullptr;  // [tokens, rows]
 };
+
+namespace {
 
 // Panels in group g of a matrix with `rows` rows.
 inline int64_t PanelsInGroup(int64_t g, int64_t rows) {
@@ -35,6 +38,8 @@ inline int64_t PanelGroups(int64_t rows) {
   const int64_t group_rows = kBf16PanelRows * kBf16PanelGroup;
   return (rows + group_rows - 1) / group_rows;
 }
+
+}  // namespace
 
 // The AVX-512 tiles over groups [g0, g1) (call only where AVX-512 runs).
 void Bf16PanelGroupsAvx512(const PanelArgs& a, int64_t g0, int64_t g1);
