@@ -4,13 +4,13 @@
 #include "kernels/matmul_panels.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 #include "base/check.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_detail.h"
 #include "kernels/matmul_split.h"
+#include "tensor/numeric.h"
 
 namespace k3::kernels {
 
@@ -58,8 +58,6 @@ bool Bf16PanelsRunFast() { return detail::BestIsa() == detail::Isa::kAvx512; }
 namespace detail {
 namespace {
 
-float Bf16Bits(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); }
-
 // Rows [r0, r1) for every token as std::fma chains, eight tokens side by side.
 void ScalarRows(const WeightMatrix& w, const float* x, int64_t tokens, float* y, int64_t r0,
                 int64_t r1, float* row) {
@@ -84,7 +82,7 @@ void DequantizeBf16PanelsRange(const WeightMatrix& w, int64_t row, int64_t c0, i
                                float* out) {
   const auto* data = static_cast<const uint16_t*>(w.data);
   for (int64_t c = c0; c < c1; ++c) {
-    out[c - c0] = Bf16Bits(data[Bf16PanelsOffset(row, c, w.rows, w.cols)]);
+    out[c - c0] = tensor::Bf16ToFloat(data[Bf16PanelsOffset(row, c, w.rows, w.cols)]);
   }
 }
 

@@ -7,24 +7,16 @@
 // BF16 tiles (kernels_benchmark, docs/model.md).
 #include <cstdint>
 
-// GCC 12.2's AVX-512 headers trip -Wuninitialized on their own `__Y = __Y` idiom (GCC PR 105593);
-// silenced for the header's lines only, as in matmul_simd_base.h.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
 #include "kernels/matmul_panels.h"
+#include "kernels/matmul_simd_base.h"
 
 namespace k3::kernels::detail {
 namespace {
 
 constexpr int kMaxTileTokens = 6;
-// Prefetch distance in the group's stream (a group reads 256 B per column pair).
-constexpr int64_t kPrefetchBytes = 4096;
+// Prefetch distance in the group's stream (a group reads 256 B per column pair): 8 and 16 KiB
+// measured no better on K3 batch-1 decode (within noise).
+constexpr int64_t kPanelPrefetchBytes = 4096;
 
 template <int P, int T>
 [[gnu::noinline]] void PanelTile(const uint32_t* group, int64_t cols, const float* x, int64_t ldx,
@@ -41,7 +33,7 @@ template <int P, int T>
     __m512 even[P], odd[P];
 #pragma GCC unroll 4
     for (int p = 0; p < P; ++p) {
-      _mm_prefetch(reinterpret_cast<const char*>(words + p * 16) + kPrefetchBytes, _MM_HINT_T0);
+      Prefetch(words + p * 16, kPanelPrefetchBytes);
       const __m512i v = _mm512_loadu_si512(words + p * 16);
       even[p] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
       odd[p] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
@@ -94,25 +86,19 @@ void GroupTile(int64_t panels, int t, const uint32_t* group, int64_t cols, const
 
 void Bf16PanelGroupsAvx512(const PanelArgs& a, int64_t g0, int64_t g1) {
   const int64_t group_rows = kBf16PanelRows * kBf16PanelGroup;
-  // Token tiles: the fewest near-equal ones of at most kMaxTileTokens (they depend on the token
-  // count only, and each output's chain does not depend on them at all).
-  const int64_t tiles = (a.tokens + kMaxTileTokens - 1) / kMaxTileTokens;
-  // The range's first bytes, which the tiles' own prefetches (kPrefetchBytes ahead) never reach.
-  const char* head = reinterpret_cast<const char*>(a.words + GroupWordOffset(g0, a.cols));
+  // The range's first bytes, which the tiles' own prefetches (kPanelPrefetchBytes ahead) never
+  // reach.
+  const uint32_t* head = a.words + GroupWordOffset(g0, a.cols);
   const int64_t range_bytes = (GroupWordOffset(g1, a.cols) - GroupWordOffset(g0, a.cols)) * 4;
-  for (int64_t o = 0; o < kPrefetchBytes && o < range_bytes; o += 64) {
-    _mm_prefetch(head + o, _MM_HINT_T0);
-  }
+  for (int64_t o = 0; o < Min(kPanelPrefetchBytes, range_bytes); o += 64) Prefetch(head, o);
   for (int64_t g = g0; g < g1; ++g) {
     const uint32_t* group = a.words + GroupWordOffset(g, a.cols);
-    const int64_t r0 = g * group_rows, valid = a.rows - r0 < group_rows ? a.rows - r0 : group_rows;
-    int64_t t0 = 0;
-    for (int64_t j = 0; j < tiles; ++j) {
-      const int64_t tb = a.tokens / tiles + (j < a.tokens % tiles ? 1 : 0);
-      GroupTile(PanelsInGroup(g, a.rows), static_cast<int>(tb), group, a.cols, a.x + t0 * a.cols,
+    const int64_t r0 = g * group_rows, valid = Min(a.rows - r0, group_rows);
+    // Token tiles depend on the token count only, and no output's chain depends on them.
+    ForEachTokenTile(a.tokens, kMaxTileTokens, [&](int64_t t0, int tb) {
+      GroupTile(PanelsInGroup(g, a.rows), tb, group, a.cols, a.x + t0 * a.cols,
                 a.y + t0 * a.rows + r0, a.rows, valid);
-      t0 += tb;
-    }
+    });
   }
 }
 

@@ -64,6 +64,18 @@ constexpr int64_t ElementBytes(WeightFormat f) {
   }
 }
 
+// Splits `tokens` into near-equal tiles of at most `max_tb` and runs `tile(t0, tb)` for each.
+template <typename Fn>
+K3_INLINE void ForEachTokenTile(int64_t tokens, int max_tb, const Fn& tile) {
+  const int64_t tiles = (tokens + max_tb - 1) / max_tb;
+  int64_t t0 = 0;
+  for (int64_t j = 0; j < tiles; ++j) {
+    int64_t tb = tokens / tiles + (j < tokens % tiles ? 1 : 0);
+    tile(t0, static_cast<int>(tb));
+    t0 += tb;
+  }
+}
+
 K3_INLINE void Prefetch(const void* base, int64_t offset) {
   _mm_prefetch(static_cast<const char*>(base) + offset, _MM_HINT_T0);
 }

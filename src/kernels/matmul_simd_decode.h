@@ -199,18 +199,6 @@ K3_INLINE void WithTileTokens(int tb, const Fn& fn) {
   fn.template operator()<kMax>();
 }
 
-// Splits `tokens` into near-equal tiles of at most `max_tb` and runs `tile(t0, tb)` for each.
-template <typename Fn>
-K3_INLINE void ForEachTokenTile(int64_t tokens, int max_tb, const Fn& tile) {
-  const int64_t tiles = (tokens + max_tb - 1) / max_tb;
-  int64_t t0 = 0;
-  for (int64_t j = 0; j < tiles; ++j) {
-    int64_t tb = tokens / tiles + (j < tokens % tiles ? 1 : 0);
-    tile(t0, static_cast<int>(tb));
-    t0 += tb;
-  }
-}
-
 // y[:, r .. r + nr) for every token, as token tiles over the row group g (in format F).
 template <class V, WeightFormat F>
 void DecodeGroup(const RowGroup& g, const DecodeArgs& a, int64_t r) {
