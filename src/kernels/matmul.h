@@ -70,7 +70,7 @@ struct WeightMatrix {
 // half W[r, 2j + 1]; cols is even. A group's 64 rows are one sequential stream for every token
 // count, and each pair of columns is 16 rows' weights in two vectors, so the kernels keep one
 // accumulator per (16 rows, token) and reuse each weight vector for every token of a tile (AVX-512:
-// 1.3-1.6x the row-major BF16 tiles at 30 tokens, docs/model.md). Every output is the chain
+// 1.5x the row-major BF16 tiles at 8 and 32 tokens, docs/model.md). Every output is the chain
 // acc = fma(W[r, c], x[t, c], acc) over c = 0, 1, ..., cols - 1 from acc = 0, on every ISA, token
 // count and thread split: MatMul's bits never depend on them, and std::fma in that order gives
 // them too.
