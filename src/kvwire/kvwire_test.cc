@@ -156,11 +156,19 @@ TEST(KvwireLive, RequestResyncReplaysFromTheGivenSequence) {
     return std::any_of(calls.begin() + long(before), calls.end(), is_replay_after_35);
   }));
 
+  // The state at 40 may have come from resync replies alone, before the SUB's subscription took
+  // effect (slow joiner under load); its first message would then ask once more, and events
+  // arriving meanwhile (45 among them) would reach the handler inside that reply, not as events.
+  // One event that reaches the state (as an event, or in that last resync) shows the SUB is live
+  // and nothing is pending.
+  generator.Publish(channel, 1);
+  ASSERT_TRUE(follower.WaitForState(0, 41, generator.model()));
+
   // From inside a callback, on the subscriber thread: takes effect before the next event.
   follower.handler.SetEventHook([&](int worker, const cache::SequencedKvEvent& e) {
     if (e.sequence == 45) follower.subscriber.RequestResync(worker, 42);
   });
-  generator.Publish(channel, 20);
+  generator.Publish(channel, 19);
   ASSERT_TRUE(follower.WaitForState(0, 60, generator.model()));
   auto calls = follower.handler.CopyCalls();
   auto at_45 = std::find_if(calls.begin(), calls.end(), [](const Call& c) {
