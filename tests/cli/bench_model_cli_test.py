@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""`k3 bench model` end to end on the committed demo checkpoint (seconds, not the 2B bench models).
+
+Checks what a reader of its tables relies on: every requested batch and prefill length gets a row
+with positive speeds and a fraction of the limits in (0, 1.5]; a load-time weight conversion prints
+its logit error against the same checkpoint loaded as stored, labelled with the flags that made it
+(`--expert-activations` is process-wide, so the label says the reference ran with it too), and the
+BF16 panels (the same values, one FMA chain per output) stay within float32 rounding of it; a bad
+flag value is refused with the flag's name and a non-zero exit.
+
+Usage: bench_model_cli_test.py K3_BINARY DEMO_MODEL_DIR
+"""
+import re
+import subprocess
+import sys
+
+
+def run(k3, model, *flags):
+    args = [k3, "bench", "model", "--model", model, "--chunked-prefill", "0", "--no-bf16-compare",
+            "--decode-steps", "2", "--threads", "2", *flags]
+    return subprocess.run(args, capture_output=True, text=True, timeout=300)
+
+
+def table_rows(stdout, header):
+    """Rows (lists of fields) of the table whose first header field is `header`."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2:]:  # header, dashes
+        if not line.strip():
+            break
+        rows.append(line.split())
+    return rows
+
+
+def check(condition, message, failures):
+    if not condition:
+        failures.append(message)
+
+
+def check_tables(out, batches, prefill, failures):
+    decode = table_rows(out, "decode batch")
+    check([r[0] for r in decode] == [str(b) for b in batches], f"decode rows {decode}", failures)
+    for r in decode:
+        tokens_per_s, fraction = float(r[1]), float(r[-1])
+        check(tokens_per_s > 0, f"decode speed {r}", failures)
+        check(0 < fraction <= 1.5, f"decode fraction of roofline {r}", failures)
+    rows = table_rows(out, "prefill tokens")
+    check([r[0] for r in rows] == [str(p) for p in prefill], f"prefill rows {rows}", failures)
+    for r in rows:
+        check(float(r[1]) > 0 and 0 < float(r[-1]) <= 1.5, f"prefill row {r}", failures)
+
+
+def quant_line(out):
+    match = re.search(r"^  --weight-quant (.+?) ([0-9.e+-]+)  ([0-9.e+-]+)  (\d+)/(\d+)$", out,
+                      re.MULTILINE)
+    if not match:
+        return None
+    label, median, worst, agree, total = match.groups()
+    return label, float(median), float(worst), int(agree), int(total)
+
+
+def main():
+    k3, model = sys.argv[1], sys.argv[2]
+    failures = []
+
+    plain = run(k3, model, "--batches", "1,3", "--prefill", "16")
+    check(plain.returncode == 0, f"plain run exit {plain.returncode}: {plain.stderr[-2000:]}",
+          failures)
+    if plain.returncode == 0:
+        check_tables(plain.stdout, [1, 3], [16], failures)
+        check(quant_line(plain.stdout) is None, "no conversion, yet an error line", failures)
+
+    panels = run(k3, model, "--batches", "2", "--prefill", "8", "--weight-quant", "bf16-panels")
+    check(panels.returncode == 0, f"panels exit {panels.returncode}: {panels.stderr[-2000:]}",
+          failures)
+    if panels.returncode == 0:
+        check_tables(panels.stdout, [2], [8], failures)
+        line = quant_line(panels.stdout)
+        check(line is not None and line[0] == "bf16-panels", f"panels error line {line}",
+              failures)
+        if line:
+            # The same values summed in another order: float32 rounding through six layers.
+            check(line[1] < 1e-4 and line[3] == line[4], f"panels error {line}", failures)
+
+    both = run(k3, model, "--batches", "1", "--prefill", "8", "--weight-quant", "bf16-panels",
+               "--expert-activations", "int8")
+    check(both.returncode == 0, f"int8 run exit {both.returncode}: {both.stderr[-2000:]}",
+          failures)
+    if both.returncode == 0:
+        line = quant_line(both.stdout)
+        check(line is not None and
+              line[0] == "bf16-panels (both models --expert-activations int8)",
+              f"label with --expert-activations: {line}", failures)
+
+    bad = run(k3, model, "--weight-quant", "int3")
+    check(bad.returncode != 0 and "--weight-quant" in bad.stderr,
+          f"bad --weight-quant: exit {bad.returncode}, stderr {bad.stderr[-500:]}", failures)
+
+    for f in failures:
+        print("FAIL:", f)
+    print("bench model CLI:", "FAILED" if failures else "passed", f"({len(failures)} failures)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
