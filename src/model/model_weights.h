@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "base/arena.h"
 #include "base/result.h"
 #include "base/thread_pool.h"
 #include "kernels/matmul.h"
@@ -75,10 +76,11 @@ struct ModelWeights {
   WeightMatrix lm_head;  // [V, D]
   std::vector<float> output_res_score;
   std::vector<LayerWeights> layers;
-  // Storage of matrices made at load (weight_quant.h); moving the struct keeps their addresses.
-  std::vector<std::vector<uint8_t>> owned_bytes;
-  std::vector<std::vector<uint16_t>> owned_scales;
-  std::vector<std::vector<uint16_t>> owned_bf16;  // kBf16Panels data
+  // Storage of the matrices made at load (weight_quant.h); moving the struct keeps their
+  // addresses. An arena of geometrically growing blocks, those of 2 MiB or more in transparent
+  // huge pages as the checkpoint's own weights are (model.h, kHuge): decode streams them with as
+  // few TLB misses, and packing matrix after matrix leaves no per-matrix rounding.
+  base::Arena converted;
 };
 
 // `pool` (optional) spreads the load-time scans of the weights (FP8 NaN codes) over its threads.

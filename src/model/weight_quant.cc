@@ -1,5 +1,6 @@
 #include "model/weight_quant.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,9 @@ class Requantizer {
     const bool dense = m->format == WeightFormat::kBF16 || m->format == WeightFormat::kF16 ||
                        m->format == WeightFormat::kF32 || m->format == WeightFormat::kFp8Block;
     if (!dense || m->rows == 0 || m->cols == 0 || m->cols % 32 != 0) return;
-    auto& data = w_->owned_bytes.emplace_back(static_cast<size_t>(m->rows * m->cols));
-    auto& scales = w_->owned_scales.emplace_back(static_cast<size_t>(m->rows * m->cols / 32));
-    *m = kernels::QuantizeInt8Block(*m, data.data(), scales.data(), pool_);
+    auto* data = Zeroed<uint8_t>(static_cast<size_t>(m->rows * m->cols));
+    auto* scales = Zeroed<uint16_t>(static_cast<size_t>(m->rows * m->cols / 32));
+    *m = kernels::QuantizeInt8Block(*m, data, scales, pool_);
     ++changed_;
   }
   void Mlp(MlpWeights* mlp) {
@@ -31,10 +32,17 @@ class Requantizer {
  private:
   void Panels(WeightMatrix* m) {
     if (m->format != WeightFormat::kBF16 || m->rows == 0 || m->cols % 2 != 0) return;
-    auto& data = w_->owned_bf16.emplace_back(
-        static_cast<size_t>(kernels::Bf16PanelsElements(m->rows, m->cols)));
-    *m = kernels::PackBf16Panels(*m, data.data(), pool_);
+    auto* data =
+        Zeroed<uint16_t>(static_cast<size_t>(kernels::Bf16PanelsElements(m->rows, m->cols)));
+    *m = kernels::PackBf16Panels(*m, data, pool_);
     ++changed_;
+  }
+
+  template <typename T>
+  T* Zeroed(size_t count) {
+    T* data = w_->converted.Allocate<T>(count);
+    std::memset(data, 0, count * sizeof(T));
+    return data;
   }
 
   ModelWeights* w_;
