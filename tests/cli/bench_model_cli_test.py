@@ -3,8 +3,8 @@
 
 Checks what a reader of its tables relies on: every requested batch and prefill length gets a
 row with a positive speed and a finite fraction of the limits (printed to 2 decimals, and not
-bounded by 1: the ASan stage runs this too, where the limits' own loops slow down differently
-from the model); a load-time weight conversion prints its logit error against the same
+bounded by 1: the demo model's 8 MB can stay in cache, which outruns the memory bandwidth that
+the roofline is measured from); a load-time weight conversion prints its logit error against the same
 checkpoint loaded as stored, labelled with the flags that made it (`--expert-activations` is
 process-wide, so the label says the reference ran with it too), and the BF16 panels (the same
 values, one FMA chain per output) stay within float32 rounding of it; a bad flag value is
