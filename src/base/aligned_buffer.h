@@ -22,9 +22,7 @@ class AlignedBuffer {
  public:
   AlignedBuffer() = default;
   AlignedBuffer(size_t size, const T& fill) : size_(size) {
-    data_ = static_cast<T*>(AllocateAligned(size * sizeof(T)));  // zeroed
-    const T zero{};
-    if (std::memcmp(&fill, &zero, sizeof(T)) == 0) return;  // no second pass over large buffers
+    data_ = static_cast<T*>(AllocateAligned(size * sizeof(T)));
     for (size_t i = 0; i < size; ++i) data_[i] = fill;
   }
   AlignedBuffer(AlignedBuffer&& other) noexcept
