@@ -49,7 +49,8 @@ struct BenchModelFlags {
   int numa_node = -1;
   std::string gemm_precision = "fp32";
   std::string expert_activations = "fp32";
-  std::string weight_quant = "none";
+  std::string weight_quant = "auto";
+  model::WeightQuant quant = model::WeightQuant::kNone;  // weight_quant, resolved
   bool mmap_weights = false;
   std::string kv_cache_dtype = "auto";
   kernels::LatentDtype cache_dtype = kernels::LatentDtype::kBf16;  // from kv_cache_dtype
@@ -262,7 +263,7 @@ void PrintChunkedPrefill(const model::Model& m, const BenchModelFlags& f) {
 int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::ThreadPool* pool) {
   auto bf16 = model::testing::LoadOrMakeBenchModel(f.cache_dir + "/k3-bf16",
                                                    model::testing::BenchFamily::kK3Bf16, pool,
-                                                   LoadOptionsOf({}, f.mmap_weights));
+                                                   LoadOptionsOf(f.quant, f.mmap_weights));
   if (!bf16.ok()) {
     K3_LOG(kError) << bf16.status().ToString();
     return 1;
@@ -314,17 +315,19 @@ int RunBenchModel(BenchModelFlags& f) {
     }
   }
   f.cache_dtype = *cache_dtype;
+  f.quant = model::ResolveWeightQuant(*quant);  // after ApplyGemmPrecision: auto depends on it
+  if (*quant == model::WeightQuant::kAuto) K3_LOG(kInfo) << model::DescribeAutoWeightQuant();
   base::ThreadPool pool(f.threads);
   const std::string dir =
       f.model.empty() ? f.cache_dir + "/" + model::testing::BenchFamilyDir(*family) : f.model;
   auto model = model::testing::LoadOrMakeBenchModel(dir, *family, &pool,
-                                                    LoadOptionsOf(*quant, f.mmap_weights));
+                                                    LoadOptionsOf(f.quant, f.mmap_weights));
   if (!model.ok()) {
     K3_LOG(kError) << model.status().ToString();
     return 1;
   }
   const model::Model& m = **model;
-  if (*quant != model::WeightQuant::kNone) {
+  if (f.quant != model::WeightQuant::kNone) {
     auto exact = model::Model::Load(dir, &pool, LoadOptionsOf({}, f.mmap_weights));
     if (!exact.ok()) {
       K3_LOG(kError) << exact.status().ToString();
@@ -335,7 +338,7 @@ int RunBenchModel(BenchModelFlags& f) {
         f.expert_activations == "fp32"
             ? ""
             : " (both models --expert-activations " + f.expert_activations + ")";
-    PrintQuantError(**exact, m, 64, f.weight_quant + both);
+    PrintQuantError(**exact, m, 64, std::string(model::WeightQuantName(f.quant)) + both);
   }
   const auto& c = m.config();
   std::printf("model %s: %s, hidden %d, %d layers (%d KDA, %d MLA), %d experts top-%d\n",

@@ -86,10 +86,13 @@ base::Status EngineFlags::Finish() {
 
 void AddWeightQuantFlag(CLI::App& app, std::string* value) {
   app.add_option("--weight-quant", *value,
-                 "none; int8: re-quantise the dense BF16 projections (attention, shared "
-                 "experts, dense MLP, lm_head) to int8 per 32 at load, W8A8 on AVX512-VNNI; "
-                 "bf16-panels: the same values repacked into column-pair panels at load, "
-                 "faster batched decode and prefill on AVX-512 (docs/model.md: error and speed)")
+                 "auto: bf16-panels on AVX-512 unless --gemm-precision bf16, else none; "
+                 "none: the checkpoint's matrices as stored; bf16-panels: the BF16 projections "
+                 "repacked into column-pair panels at load (the same values; faster batched "
+                 "decode and prefill on AVX-512, as fast at batch 1); int8: the dense BF16 "
+                 "projections (attention, shared experts, dense MLP, lm_head) re-quantised to "
+                 "int8 per 32 at load, W8A8 on AVX512-VNNI. The originals' memory is released "
+                 "after conversion (docs/model.md: error, speed, memory)")
       ->capture_default_str();
 }
 

@@ -28,8 +28,8 @@ struct EngineFlags {
   bool no_prefix_caching = false;
   std::string gemm_precision = "fp32";
   std::string expert_activations = "fp32";
-  std::string weight_quant_name = "none";
-  model::WeightQuant weight_quant = model::WeightQuant::kNone;  // from weight_quant_name
+  std::string weight_quant_name = "auto";
+  model::WeightQuant weight_quant = model::WeightQuant::kAuto;  // from weight_quant_name
   bool mmap_weights = false;
   model::LoadOptions load_options() const { return LoadOptionsOf(weight_quant, mmap_weights); }
   std::string kv_cache_dtype_name = "auto";

@@ -28,7 +28,7 @@ struct GenerateFlags {
   bool ignore_eos = false;
   bool mxfp8_experts = false;
   std::string expert_activations = "fp32";
-  std::string weight_quant = "none";
+  std::string weight_quant = "auto";
   bool mmap_weights = false;
   std::string kv_cache_dtype = "auto";
   std::string dump_logits;

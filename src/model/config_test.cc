@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/matmul.h"
 #include "model/weight_quant.h"
 #include "testing/paths.h"
 
@@ -117,6 +118,21 @@ TEST(WeightQuantTest, ParsesEveryValueAndNamesABadOne) {
   EXPECT_EQ(*ParseWeightQuant("none"), WeightQuant::kNone);
   EXPECT_EQ(*ParseWeightQuant("int8"), WeightQuant::kInt8);
   EXPECT_EQ(*ParseWeightQuant("bf16-panels"), WeightQuant::kBf16Panels);
+  EXPECT_EQ(*ParseWeightQuant("auto"), WeightQuant::kAuto);
+  for (WeightQuant q :
+       {WeightQuant::kAuto, WeightQuant::kNone, WeightQuant::kInt8, WeightQuant::kBf16Panels}) {
+    EXPECT_EQ(*ParseWeightQuant(WeightQuantName(q)), q);
+    if (q != WeightQuant::kAuto) {
+      EXPECT_EQ(ResolveWeightQuant(q), q);
+    }
+  }
+  // auto: panels exactly where their tiles run, unless BF16 GEMM products were asked for.
+  EXPECT_EQ(ResolveWeightQuant(WeightQuant::kAuto),
+            kernels::Bf16PanelsRunFast() ? WeightQuant::kBf16Panels : WeightQuant::kNone);
+  const kernels::GemmPrecision saved = kernels::GetGemmPrecision();
+  kernels::SetGemmPrecision(kernels::GemmPrecision::kBf16);
+  EXPECT_EQ(ResolveWeightQuant(WeightQuant::kAuto), WeightQuant::kNone);
+  kernels::SetGemmPrecision(saved);
   const auto bad = ParseWeightQuant("panels");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().ToString().find("'panels'"), std::string::npos);

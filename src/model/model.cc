@@ -121,11 +121,18 @@ base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& di
                                                  base::ThreadPool* quant_pool) {
   K3_CHECK(backend != nullptr) << "Model::Load needs a backend";
   K3_ASSIGN_OR_RETURN(weights::Checkpoint checkpoint, OpenCheckpoint(dir, options.pages));
-  const WeightQuant quant = options.quant;
+  const WeightQuant quant = ResolveWeightQuant(options.quant);
+  if (options.quant == WeightQuant::kAuto) K3_LOG(kInfo) << DescribeAutoWeightQuant();
   K3_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(checkpoint.config_json()));
   K3_ASSIGN_OR_RETURN(ModelWeights w, LoadModelWeights(checkpoint, config, quant_pool));
+  // After each converted layer, everything of the checkpoint the model no longer reads is released
+  // (the converted originals, the vectors copied at load, tensors no family reads): with kHuge the
+  // whole checkpoint is private memory, which would otherwise hold the originals beside their
+  // copies.
+  uint64_t released = 0;
+  const auto release = [&] { released += checkpoint.ReleaseExcept(MatrixBytes(w)); };
   if (quant == WeightQuant::kInt8) {
-    const int changed = QuantizeDenseWeights(&w, quant_pool);
+    const int changed = QuantizeDenseWeights(&w, quant_pool, release);
     K3_LOG(kInfo) << "--weight-quant int8: " << changed
                   << " dense projections re-quantised to int8 per 32"
                   << (kernels::MatMulHasInt8Dot() ? " (W8A8 on AVX512-VNNI)"
@@ -135,13 +142,18 @@ base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& di
     K3_LOG(kWarning) << "--weight-quant bf16-panels: no AVX-512 on this CPU, where the panels "
                         "would run on scalar code; the BF16 projections stay row-major";
   } else if (quant == WeightQuant::kBf16Panels) {
-    const int changed = PackDenseWeightsIntoPanels(&w, quant_pool);
+    const int changed = PackDenseWeightsIntoPanels(&w, quant_pool, release);
     K3_LOG(kInfo) << "--weight-quant bf16-panels: " << changed
                   << " BF16 projections repacked into column-pair panels (AVX-512 tiles)";
     if (kernels::GetGemmPrecision() == kernels::GemmPrecision::kBf16) {
       K3_LOG(kWarning) << "--gemm-precision bf16 does not apply to the repacked projections "
                           "(their products stay FP32); it still applies to the other weights";
     }
+  }
+  if (released > 0) {
+    K3_LOG(kInfo) << "released the checkpoint memory the model no longer reads: "
+                  << (released >= 1e9 ? released / 1e9 : released / 1e6)
+                  << (released >= 1e9 ? " GB" : " MB");
   }
   return std::unique_ptr<Model>(
       new Model(std::move(checkpoint), std::move(config), std::move(w), std::move(backend)));

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -15,6 +16,8 @@ namespace {
 
 constexpr char kIndexFile[] = "model.safetensors.index.json";
 constexpr char kSingleFile[] = "model.safetensors";
+
+using Interval = std::pair<uint64_t, uint64_t>;  // [begin, end) offsets in a shard file
 
 struct TensorLocation {
   size_t shard = 0;  // index into Impl::shards
@@ -106,6 +109,9 @@ struct Checkpoint::Impl {
   std::map<std::string, TensorLocation, std::less<>> tensors;
   uint64_t mapped_bytes = 0;
   MappedFile::Pages pages = MappedFile::Pages::kFile;
+  // Per shard: released file ranges (whole pages), sorted and disjoint.
+  std::vector<std::vector<Interval>> released;
+  uint64_t released_bytes = 0;
 
   size_t AddShard(MappedFile file) {
     mapped_bytes += file.size();
@@ -114,6 +120,25 @@ struct Checkpoint::Impl {
   }
   base::Status LoadIndexed(const std::filesystem::path& index_path);
   base::Status LoadAll(const std::vector<std::filesystem::path>& paths);
+
+  // The shard holding all of `bytes` and their offset in it; nullopt when none does.
+  std::optional<std::pair<size_t, uint64_t>> Find(std::span<const std::byte> bytes) const {
+    for (size_t i = 0; i < shards.size(); ++i) {
+      std::span<const std::byte> file = shards[i].bytes();
+      if (file.empty() || bytes.data() < file.data() ||
+          bytes.data() + bytes.size() > file.data() + file.size())
+        continue;
+      return std::make_pair(i, static_cast<uint64_t>(bytes.data() - file.data()));
+    }
+    return std::nullopt;
+  }
+  bool IsReleased(const TensorLocation& t) const {
+    if (released.empty() || t.begin == t.end) return false;
+    const std::vector<Interval>& r = released[t.shard];
+    auto it = std::upper_bound(r.begin(), r.end(), t.begin,
+                               [](uint64_t at, const Interval& i) { return at < i.second; });
+    return it != r.end() && it->first < t.end;
+  }
 };
 
 // Maps each distinct shard of the weight_map once and places every listed tensor. Tensors a shard
@@ -200,6 +225,10 @@ base::Result<tensor::TensorView> Checkpoint::Get(std::string_view name) const {
     return base::NotFound("tensor '" + std::string(name) + "' is missing from the checkpoint (" +
                           impl_->dir.string() + ")");
   const TensorLocation& t = it->second;
+  if (impl_->IsReleased(t))
+    return base::Status(
+        base::StatusCode::kFailedPrecondition,
+        "tensor '" + std::string(name) + "' was released after the model converted it at load");
   std::span<const std::byte> file = impl_->shards[t.shard].bytes();
   return tensor::TensorView{t.dtype, t.shape, file.subspan(t.begin, t.end - t.begin)};
 }
@@ -219,5 +248,68 @@ base::Result<tensor::TensorView> Checkpoint::Get(std::string_view name, tensor::
 }
 
 uint64_t Checkpoint::mapped_bytes() const { return impl_->mapped_bytes; }
+uint64_t Checkpoint::released_bytes() const { return impl_->released_bytes; }
+
+namespace {
+
+// Sorts and merges overlapping or touching intervals.
+void Merge(std::vector<Interval>* v) {
+  std::sort(v->begin(), v->end());
+  std::vector<Interval> out;
+  for (const Interval& i : *v) {
+    if (!out.empty() && i.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, i.second);
+    } else {
+      out.push_back(i);
+    }
+  }
+  *v = std::move(out);
+}
+
+// [a, b) minus the sorted, disjoint `keep`.
+std::vector<Interval> Subtract(Interval a, const std::vector<Interval>& keep) {
+  std::vector<Interval> out;
+  for (const Interval& k : keep) {
+    if (k.second <= a.first || k.first >= a.second) continue;
+    if (k.first > a.first) out.push_back({a.first, k.first});
+    a.first = std::max(a.first, k.second);
+  }
+  if (a.first < a.second) out.push_back(a);
+  return out;
+}
+
+}  // namespace
+
+// Shard data starts page-aligned (mmap; 2 MiB-aligned for kHuge), so release units have the same
+// boundaries in file offsets as in addresses.
+uint64_t Checkpoint::ReleaseExcept(std::span<const std::span<const std::byte>> live) {
+  Impl& impl = *impl_;
+  std::vector<std::vector<Interval>> keep(impl.shards.size());
+  for (std::span<const std::byte> bytes : live) {
+    auto at = impl.Find(bytes);
+    if (!at || bytes.empty()) continue;
+    const uint64_t unit = impl.shards[at->first].ReleaseUnit();
+    keep[at->first].push_back(
+        {at->second / unit * unit, (at->second + bytes.size() + unit - 1) / unit * unit});
+  }
+  impl.released.resize(impl.shards.size());
+  uint64_t released = 0;
+  for (size_t s = 0; s < impl.shards.size(); ++s) {
+    MappedFile& shard = impl.shards[s];
+    keep[s].insert(keep[s].end(), impl.released[s].begin(), impl.released[s].end());  // once only
+    Merge(&keep[s]);
+    for (const Interval& piece : Subtract({0, shard.size()}, keep[s])) {
+      const uint64_t n = shard.ReleasePages(piece.first, piece.second);
+      if (n == 0) continue;
+      released += n;
+      const uint64_t unit = shard.ReleaseUnit();
+      impl.released[s].push_back(
+          {(piece.first + unit - 1) / unit * unit, (piece.first + unit - 1) / unit * unit + n});
+    }
+    Merge(&impl.released[s]);
+  }
+  impl.released_bytes += released;
+  return released;
+}
 
 }  // namespace k3::weights

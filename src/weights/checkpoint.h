@@ -50,6 +50,16 @@ class Checkpoint {
   // Bytes of all mapped shards.
   uint64_t mapped_bytes() const;
 
+  // Gives back the memory of every part of the shards that no `live` byte range lies in (ranges
+  // of views from Get; ranges outside every shard are ignored), in whole release units
+  // (MappedFile::ReleaseUnit): a model that has converted some matrices into memory of its own
+  // (model/weight_quant.h) keeps only what it still reads, where with Pages::kHuge the originals
+  // would otherwise stay resident beside their copies. From then on Get refuses every tensor with
+  // a byte in released memory (FAILED_PRECONDITION naming it), so the checkpoint never hands out
+  // zeroed bytes; views taken before are the caller's to drop. Returns the bytes newly released.
+  uint64_t ReleaseExcept(std::span<const std::span<const std::byte>> live);
+  uint64_t released_bytes() const;
+
  private:
   struct Impl;
   explicit Checkpoint(std::unique_ptr<Impl> impl);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -110,6 +111,47 @@ TEST(CheckpointTest, ViewsSurviveMovingTheCheckpoint) {
   Checkpoint assigned = std::move(moved);
   EXPECT_EQ(assigned.Get("w")->bytes.data(), view->bytes.data());
   ExpectSameTensor(assigned, t);
+}
+
+// ReleaseExcept frees every whole release unit that no live view touches; from then on Get
+// refuses every tensor with released bytes, and every other tensor reads as written.
+TEST(CheckpointTest, ReleaseExceptKeepsLiveUnitsAndRefusesReleasedTensors) {
+  TempDir tmp;
+  WriteFile(tmp.path() / "config.json", kConfig);
+  for (MappedFile::Pages pages : {MappedFile::Pages::kFile, MappedFile::Pages::kHuge}) {
+    const int64_t u =
+        pages == MappedFile::Pages::kHuge ? int64_t{2} << 20 : MappedFile::PageBytes();
+    // a, b, c, d, e laid out in this order (the writer keeps the order given), b and d several
+    // units long; the data section starts a header away from a unit boundary.
+    std::vector<OwnedTensor> tensors = {
+        Random("a", DType::kU8, {u / 2}), Random("b", DType::kU8, {5, u}),
+        Random("c", DType::kU8, {3}), Random("d", DType::kU8, {4, u}),
+        Random("e", DType::kU8, {2, u})};
+    Write(tmp.path() / "model.safetensors", tensors);
+    auto ckpt = Checkpoint::Open(tmp.path(), pages);
+    ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
+    auto bytes = [&](const char* name) { return ckpt->Get(name).value().bytes; };
+    // Live: a, e, and d's first row (as a row range of a matrix would be).
+    const std::span<const std::byte> d = bytes("d");
+    const std::vector<std::span<const std::byte>> live = {bytes("a"), bytes("e"), d.first(64)};
+    const uint64_t released = ckpt->ReleaseExcept(live);
+    // a ends in unit 0, b ends and c and d's first row lie in unit 5, e starts in unit 9: units
+    // 1-4 and 6-8 are released.
+    EXPECT_EQ(released, 7 * static_cast<uint64_t>(u));
+    EXPECT_EQ(ckpt->released_bytes(), released);
+    for (const char* gone : {"b", "d"}) {
+      auto view = ckpt->Get(gone);
+      EXPECT_EQ(view.status().code(), base::StatusCode::kFailedPrecondition) << gone;
+      EXPECT_NE(view.status().message().find(gone), std::string::npos);
+    }
+    EXPECT_EQ(std::memcmp(d.data(), tensors[3].bytes.data(), 64), 0) << "the live row is intact";
+    for (size_t i : {0u, 2u, 4u}) ExpectSameTensor(*ckpt, tensors[i]);  // c shares d's live unit
+    EXPECT_EQ(ckpt->ReleaseExcept(live), 0u) << "released memory counts once";
+    EXPECT_EQ(ckpt->released_bytes(), released);
+    // With nothing live, the rest goes too (but e's partial last unit).
+    EXPECT_GT(ckpt->ReleaseExcept({}), 0u);
+    EXPECT_EQ(ckpt->Get("a").status().code(), base::StatusCode::kFailedPrecondition);
+  }
 }
 
 TEST(CheckpointTest, MissingConfigIsNotFound) {

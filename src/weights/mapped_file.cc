@@ -179,4 +179,39 @@ void MappedFile::Advise(Advice advice) const {
   (void)::madvise(const_cast<std::byte*>(data_), size_, flag);
 }
 
+uint64_t MappedFile::PageBytes() {
+  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+uint64_t MappedFile::ReleaseUnit() const {
+  return pages_ == Pages::kHuge ? kHugePage : PageBytes();
+}
+
+uint64_t MappedFile::ReleasePages(uint64_t begin, uint64_t end) {
+  end = std::min<uint64_t>(end, size_);
+  const uint64_t unit = ReleaseUnit();
+  const auto base = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t first = (base + begin + unit - 1) / unit * unit;  // whole units only
+  const uintptr_t last = (base + end) / unit * unit;
+  if (data_ == nullptr || begin >= end || first >= last) return 0;
+  // Fails only for locked or special mappings, which these are not; then nothing was released.
+  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
+  return last - first;
+}
+
+uint64_t MappedFile::ResidentBytes(uint64_t begin, uint64_t end) const {
+  end = std::min<uint64_t>(end, size_);
+  if (data_ == nullptr || begin >= end) return 0;
+  const uint64_t page = PageBytes();
+  const auto base = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t first = (base + begin) / page * page;
+  const uintptr_t last = (base + end + page - 1) / page * page;
+  std::vector<unsigned char> resident((last - first) / page);
+  if (::mincore(reinterpret_cast<void*>(first), last - first, resident.data()) != 0) return 0;
+  uint64_t count = 0;
+  for (unsigned char r : resident) count += r & 1;
+  return count * page;
+}
+
 }  // namespace k3::weights

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "weights/test_util.h"
@@ -56,6 +57,41 @@ TEST(MappedFileTest, HugePagesHoldTheSameBytes) {
   auto empty = MappedFile::Open(tmp.path() / "empty", MappedFile::Pages::kHuge);
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->bytes().empty());
+}
+
+// ReleasePages gives back the whole release units inside a range (kFile: pages; kHuge: 2 MiB,
+// so that no huge page is split) and keeps the partial ones at its ends: the bytes outside stay
+// readable and unchanged, the kHuge memory inside is no longer resident.
+TEST(MappedFileTest, ReleasePagesFreesWholeUnitsOnly) {
+  TempDir tmp;
+  for (MappedFile::Pages pages : {MappedFile::Pages::kFile, MappedFile::Pages::kHuge}) {
+    const uint64_t u =
+        pages == MappedFile::Pages::kHuge ? uint64_t{2} << 20 : MappedFile::PageBytes();
+    const size_t size = 10 * u + 100;
+    std::string content(size, '\0');
+    for (size_t i = 0; i < size; ++i) content[i] = static_cast<char>((i * 7 + 3) % 253);
+    WriteFile(tmp.path() / "w.bin", content);
+    auto file = MappedFile::Open(tmp.path() / "w.bin", pages);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    ASSERT_EQ(file->ReleaseUnit(), u);
+    if (pages == MappedFile::Pages::kHuge) {
+      EXPECT_EQ(file->ResidentBytes(0, size), 10 * u + MappedFile::PageBytes());
+    }
+    // [u + 1, 8 u - 1) holds the whole units 2..6: five of them.
+    EXPECT_EQ(file->ReleasePages(u + 1, 8 * u - 1), 5 * u);
+    EXPECT_EQ(file->ReleasePages(3 * u + 1, 4 * u - 1), 0u) << "no whole unit inside";
+    EXPECT_EQ(file->ReleasePages(9 * u, 100 * u), u) << "clamped to the file";
+    EXPECT_EQ(file->ReleasePages(5, 5), 0u);
+    const std::string_view text(reinterpret_cast<const char*>(file->bytes().data()), size);
+    const std::string_view want(content);
+    EXPECT_TRUE(text.substr(0, 2 * u) == want.substr(0, 2 * u));
+    EXPECT_TRUE(text.substr(7 * u, 2 * u) == want.substr(7 * u, 2 * u));
+    if (pages == MappedFile::Pages::kHuge) {
+      EXPECT_EQ(file->ResidentBytes(2 * u, 7 * u), 0u);
+      EXPECT_EQ(file->ResidentBytes(0, 2 * u), 2 * u);
+      EXPECT_EQ(file->ResidentBytes(7 * u, 9 * u), 2 * u);
+    }
+  }
 }
 
 // The file is copied, not mapped: changing it afterwards changes nothing read (and cannot SIGBUS).

@@ -66,12 +66,24 @@ def main():
     k3, model = sys.argv[1], sys.argv[2]
     failures = []
 
-    plain = run(k3, model, "--batches", "1,3", "--prefill", "16")
+    plain = run(k3, model, "--batches", "1,3", "--prefill", "16", "--weight-quant", "none")
     check(plain.returncode == 0, f"plain run exit {plain.returncode}: {plain.stderr[-2000:]}",
           failures)
     if plain.returncode == 0:
         check_tables(plain.stdout, [1, 3], [16], failures)
         check(quant_line(plain.stdout) is None, "no conversion, yet an error line", failures)
+
+    # The default, auto, says what it chose; the error line follows that choice.
+    default = run(k3, model, "--batches", "1", "--prefill", "")
+    check(default.returncode == 0, f"default exit {default.returncode}: {default.stderr[-2000:]}",
+          failures)
+    chose = re.search(r"--weight-quant auto: (none|bf16-panels) \(", default.stderr)
+    check(chose is not None, f"auto's choice not logged: {default.stderr[-2000:]}", failures)
+    if default.returncode == 0 and chose:
+        line = quant_line(default.stdout)
+        want = None if chose.group(1) == "none" else "bf16-panels"
+        check((line[0] if line else None) == want, f"auto chose {chose.group(1)}, line {line}",
+              failures)
 
     panels = run(k3, model, "--batches", "2", "--prefill", "8", "--weight-quant", "bf16-panels")
     check(panels.returncode == 0, f"panels exit {panels.returncode}: {panels.stderr[-2000:]}",
