@@ -87,7 +87,9 @@ base::Status RunGenerate(const GenerateFlags& f) {
                 << config.num_kda_layers() << " KDA, " << config.num_mla_layers()
                 << " MLA), hidden " << config.hidden << ", vocab " << config.vocab << ", "
                 << model->checkpoint().mapped_bytes() / 1e6 << " MB of weights "
-                << (f.mmap_weights ? "mapped" : "in memory");
+                << (f.mmap_weights ? "mapped" : "in memory") << ", "
+                << model->checkpoint().released_bytes() / 1e6
+                << " MB of them released after the load-time conversion";
   std::unique_ptr<text::Tokenizer> tokenizer;
   std::vector<int32_t> prompt;
   if (!f.prompt_ids.empty()) {
