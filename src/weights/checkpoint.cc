@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -109,7 +110,7 @@ struct Checkpoint::Impl {
   std::map<std::string, TensorLocation, std::less<>> tensors;
   uint64_t mapped_bytes = 0;
   MappedFile::Pages pages = MappedFile::Pages::kFile;
-  // Per shard: released file ranges (whole pages), sorted and disjoint.
+  // Per shard: released file ranges (whole release units), sorted and disjoint.
   std::vector<std::vector<Interval>> released;
   uint64_t released_bytes = 0;
 
@@ -121,17 +122,6 @@ struct Checkpoint::Impl {
   base::Status LoadIndexed(const std::filesystem::path& index_path);
   base::Status LoadAll(const std::vector<std::filesystem::path>& paths);
 
-  // The shard holding all of `bytes` and their offset in it; nullopt when none does.
-  std::optional<std::pair<size_t, uint64_t>> Find(std::span<const std::byte> bytes) const {
-    for (size_t i = 0; i < shards.size(); ++i) {
-      std::span<const std::byte> file = shards[i].bytes();
-      if (file.empty() || bytes.data() < file.data() ||
-          bytes.data() + bytes.size() > file.data() + file.size())
-        continue;
-      return std::make_pair(i, static_cast<uint64_t>(bytes.data() - file.data()));
-    }
-    return std::nullopt;
-  }
   bool IsReleased(const TensorLocation& t) const {
     if (released.empty() || t.begin == t.end) return false;
     const std::vector<Interval>& r = released[t.shard];
@@ -281,12 +271,30 @@ std::vector<Interval> Subtract(Interval a, const std::vector<Interval>& keep) {
 }  // namespace
 
 // Shard data starts page-aligned (mmap; 2 MiB-aligned for kHuge), so release units have the same
-// boundaries in file offsets as in addresses.
+// boundaries in file offsets as in addresses. Cost: a binary search over the shards per live
+// range (the loader passes every matrix's ranges after each layer).
 uint64_t Checkpoint::ReleaseExcept(std::span<const std::span<const std::byte>> live) {
   Impl& impl = *impl_;
+  const auto address = [](const std::byte* p) { return reinterpret_cast<uintptr_t>(p); };
+  std::vector<std::pair<uintptr_t, size_t>> starts;  // shard data address -> index
+  for (size_t i = 0; i < impl.shards.size(); ++i) {
+    if (!impl.shards[i].bytes().empty())
+      starts.emplace_back(address(impl.shards[i].bytes().data()), i);
+  }
+  std::sort(starts.begin(), starts.end());
+  // The shard holding all of `bytes` and their offset in it; nullopt when none does.
+  auto find = [&](std::span<const std::byte> bytes) -> std::optional<std::pair<size_t, uint64_t>> {
+    auto it = std::upper_bound(starts.begin(), starts.end(),
+                               std::make_pair(address(bytes.data()), impl.shards.size()));
+    if (it == starts.begin()) return std::nullopt;
+    const auto [start, shard] = *std::prev(it);
+    const uintptr_t at = address(bytes.data());
+    if (at + bytes.size() > start + impl.shards[shard].size()) return std::nullopt;
+    return std::make_pair(shard, static_cast<uint64_t>(at - start));
+  };
   std::vector<std::vector<Interval>> keep(impl.shards.size());
   for (std::span<const std::byte> bytes : live) {
-    auto at = impl.Find(bytes);
+    auto at = find(bytes);
     if (!at || bytes.empty()) continue;
     const uint64_t unit = impl.shards[at->first].ReleaseUnit();
     keep[at->first].push_back(
