@@ -124,10 +124,24 @@ K3_INLINE void PrefetchScalesAhead(const void* scale_row, int64_t cols, int rows
 // Both formats decode exactly (a 4-bit value times a power of two or a BF16 scale is a float).
 template <class V, WeightFormat F>
 struct FourBit;
+// Traits with V::kE2M1TableLoads look an MXFP4 block's table up when kLoad is set (the same
+// floats, loaded instead of multiplied): the decode tiles of 4-6 tokens do, where the multiply
+// and its broadcast lengthen each block's chain to the FMAs. kernels_benchmark
+// Decode/MXFP4/avx512 best calls, three interleaved runs against the multiply (2-core Zen 5):
+// tokens:8 (tiles of 4) 321 / 324 / 302 -> 362 / 335 / 310 GFLOP/s, tokens:32 (tiles of 5 and
+// 6) 345 / 337 / 338 -> 378 / 388 / 371; `k3 bench model --family k3` batch 32 165 -> 175
+// tokens/s (medians of three). Tiles of 1-3 tokens gain nothing (a standalone loop: 3 tokens
+// -4 to +4 %, 1 token -8 %; the 1-token row-pair kernel +2 %) and keep the multiply.
+template <class V>
+concept E2M1TableLoads = V::kE2M1TableLoads;
+
 template <class V>
 struct FourBit<V, WeightFormat::kMxfp4> {
+  template <bool kLoad = false>
   K3_INLINE static typename V::E2M1Scale ScaleOf(const void* scales, int64_t b) {
-    return V::E2M1ScaleOf(kE8M0.value[static_cast<const uint8_t*>(scales)[b]]);
+    const uint8_t e8m0 = static_cast<const uint8_t*>(scales)[b];
+    if constexpr (kLoad && E2M1TableLoads<V>) return V::E2M1TableOf(e8m0);
+    return V::E2M1ScaleOf(kE8M0.value[e8m0]);
   }
   K3_INLINE static void Decode(const uint8_t* bytes, typename V::E2M1Scale t, int g,
                                typename V::Vec* w) {
@@ -141,6 +155,7 @@ struct FourBit<V, WeightFormat::kMxfp4> {
 };
 template <class V>
 struct FourBit<V, WeightFormat::kInt4> {
+  template <bool kLoad = false>  // no table: BF16 scales take any of 2^16 values
   K3_INLINE static typename V::E2M1Scale ScaleOf(const void* scales, int64_t b) {
     const uint32_t bits = uint32_t{static_cast<const uint16_t*>(scales)[b]} << 16;
     return V::Int4ScaleOf(__builtin_bit_cast(float, bits));

@@ -24,7 +24,8 @@ void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y
     auto rows = [&](int i) K3_INLINE_LAMBDA {
       const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + b * 16;
       if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
-      const typename V::E2M1Scale scale = FourBit<V, F>::ScaleOf(g.fourbit_scales[i], b);
+      const typename V::E2M1Scale scale =
+          FourBit<V, F>::template ScaleOf<(TB >= 4)>(g.fourbit_scales[i], b);
       return [=](int k, Vec* w) K3_INLINE_LAMBDA { FourBit<V, F>::Decode(p, scale, k, w); };
     };
     auto xs = [&](int t, int s)

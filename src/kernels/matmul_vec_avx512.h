@@ -9,6 +9,7 @@
 #endif
 
 #include <cstdint>
+#include <limits>
 
 #include "kernels/matmul_simd_base.h"
 
@@ -18,6 +19,34 @@ namespace {
 // E2M1 code -> value (OCP MX: sign bit 3, then 2 exponent bits and 1 mantissa bit).
 alignas(64) constexpr float kE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
                                          -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+// kE2M1 times every E8M0 scale: row e is what E2M1ScaleOf(kE8M0.value[e]) computes (the same
+// float products, rounded once, here at compile time), 256 x 16 floats = 16 KiB. A decode tile of
+// 4 or more tokens loads its block's row (E2M1TableOf) instead of multiplying: that frees an
+// arithmetic slot per block and row, and the rows a matrix uses stay in L1 (its scales span a
+// few dozen exponents). Measured: kernels_benchmark Decode/MXFP4 at 8 and 32 tokens, see
+// ScaleOf in matmul_simd_base.h.
+struct E2M1ScaledTables {
+  alignas(64) float row[256][16];
+};
+constexpr E2M1ScaledTables MakeE2M1ScaledTables() {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  E2M1ScaledTables t{};
+  for (int e = 0; e < 256; ++e) {
+    for (int k = 0; k < 16; ++k) {
+      // Overflow and NaN are not constant expressions, so they are written as the float multiply
+      // yields them: the double product is exact, and any finite one fits a float exactly.
+      const double product = double{kE2M1[k]} * kE8M0.value[e];
+      const bool overflows = product > std::numeric_limits<float>::max() ||
+                             product < -std::numeric_limits<float>::max();
+      t.row[e][k] = e == 255    ? kE8M0.value[255]
+                    : overflows ? (product < 0 ? -kInf : kInf)
+                                : static_cast<float>(product);
+    }
+  }
+  return t;
+}
+alignas(64) constexpr E2M1ScaledTables kE2M1Scaled = MakeE2M1ScaledTables();
+
 // compressed-tensors INT4 nibble u -> u - 8.
 alignas(64) constexpr float kInt4Values[16] = {-8.0f, -7.0f, -6.0f, -5.0f, -4.0f, -3.0f,
                                                -2.0f, -1.0f, 0.0f,  1.0f,  2.0f,  3.0f,
@@ -201,6 +230,11 @@ struct Avx512 {
   // columns' values, w[1] = the 16 odd ones' (byte i holds columns 2i and 2i + 1). g is always 0.
   K3_INLINE static E2M1Scale E2M1ScaleOf(float scale) {
     return _mm512_mul_ps(_mm512_load_ps(kE2M1), _mm512_set1_ps(scale));
+  }
+  // kE2M1Scaled's row for an E8M0 byte: the same table E2M1ScaleOf makes from its float.
+  static constexpr bool kE2M1TableLoads = true;
+  K3_INLINE static E2M1Scale E2M1TableOf(uint8_t e8m0) {
+    return _mm512_load_ps(kE2M1Scaled.row[e8m0]);
   }
   K3_INLINE static void DecodeE2M1(const uint8_t* block, E2M1Scale scaled, int g, Vec* w) {
     __m512i v =
