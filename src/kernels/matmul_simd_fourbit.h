@@ -11,26 +11,60 @@
 namespace k3::kernels::detail {
 namespace {
 
+// Blocks per scale staging of the 4-bit tiles (kStageBlocks floats per row on the stack).
+constexpr int kStageBlocks = 64;
+
+// staged[i][k] = block b0 + k's scale as a float, for the n rows whose FourBitScaleRow is
+// scale_rows[i] and k < nb (<= kStageBlocks): one vector operation per V::kLanes blocks, so each
+// block's table is then one multiply by a broadcast from memory.
+template <class V, WeightFormat F, int n>
+K3_INLINE void StageRowScales(const void* const* scale_rows, int64_t b0, int nb,
+                              float (*staged)[kStageBlocks]) {
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < nb; k += V::kLanes) {
+      FourBit<V, F>::StageScales(scale_rows[i], b0 + k, static_cast<int>(Min(V::kLanes, nb - k)),
+                                 staged[i] + k);
+    }
+  }
+}
+
 // DecodeTile for MXFP4 and INT4 (F). x is permuted per 2 * V::kLanes columns (the even ones, then
-// the odd ones); each 32-column block is 16 bytes and V::kE2M1Groups such column groups.
+// the odd ones); each 32-column block is 16 bytes and V::kE2M1Groups such column groups. Each
+// block's table: MXFP4 looked up or multiplied (FourBit::ScaleOf); INT4 on the row-pair traits
+// multiplied from scales staged as floats (StageRowScales), not widened from their BF16 bits one
+// block at a time (a scalar load, shift, move and register broadcast per block and row):
+// kernels_benchmark Decode/INT4/avx512 best calls, three interleaved runs (2-core Zen 5):
+// tokens:8 297 / 296 / 305 -> 312 / 310 / 314 GFLOP/s, tokens:32 320 / 316 / 320 -> 325 / 335 /
+// 333.
 template <class V, WeightFormat F, int TB>
 void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y, int64_t ldy) {
   using Vec = typename V::Vec;
+  constexpr bool kStaged = F == WeightFormat::kInt4 && V::kFourBitPairedRows;
   DecodeAcc<V, TB> acc;
   ZeroTile<V, TB>(acc);
   PrefetchScalesAhead<F>(g.fourbit_scales[0], cols, kRows);
   const int64_t blocks = cols / 32;
-  for (int64_t b = 0; b < blocks; ++b) {
-    auto rows = [&](int i) K3_INLINE_LAMBDA {
-      const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + b * 16;
-      if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
-      const typename V::E2M1Scale scale =
-          FourBit<V, F>::template ScaleOf<(TB >= 4)>(g.fourbit_scales[i], b);
-      return [=](int k, Vec* w) K3_INLINE_LAMBDA { FourBit<V, F>::Decode(p, scale, k, w); };
-    };
-    auto xs = [&](int t, int s)
-                  K3_INLINE_LAMBDA { return V::Load(x + t * cols + b * 32 + s * V::kLanes); };
-    FmaRows<V, V::kE2M1Groups, 2, TB>(rows, xs, acc);
+  alignas(64) float staged[kStaged ? kRows : 1][kStageBlocks];
+  for (int64_t b0 = 0; b0 < blocks; b0 += kStageBlocks) {
+    const int nb = static_cast<int>(Min(kStageBlocks, blocks - b0));
+    if constexpr (kStaged) StageRowScales<V, F, kRows>(g.fourbit_scales, b0, nb, staged);
+    for (int k = 0; k < nb; ++k) {
+      const int64_t b = b0 + k;
+      auto rows = [&](int i) K3_INLINE_LAMBDA {
+        const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + b * 16;
+        if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
+        typename V::E2M1Scale scale;
+        if constexpr (kStaged) {
+          scale = FourBit<V, F>::TableOf(staged[i][k]);
+        } else {
+          scale = FourBit<V, F>::template ScaleOf<(TB >= 4)>(g.fourbit_scales[i], b);
+        }
+        return [=](int c, Vec* w) K3_INLINE_LAMBDA { FourBit<V, F>::Decode(p, scale, c, w); };
+      };
+      auto xs = [&](int t, int s)
+                    K3_INLINE_LAMBDA { return V::Load(x + t * cols + b * 32 + s * V::kLanes); };
+      FmaRows<V, V::kE2M1Groups, 2, TB>(rows, xs, acc);
+    }
   }
   StoreTile<V, TB>(acc, y, ldy, g.nr);
 }
@@ -49,22 +83,19 @@ template <class V, WeightFormat F>
 void DecodeOneTokenFourBitPair(const WeightMatrix& w, int64_t r, const float* x, float* y) {
   static_assert(V::kE2M1Groups == 1);
   using Vec = typename V::Vec;
-  constexpr int kPairRows = 2 * kRows, kStageBlocks = 64;
+  constexpr int kPairRows = 2 * kRows;
   const int64_t blocks = w.cols / 32, row_bytes = w.cols / 2;
   const uint8_t* base = static_cast<const uint8_t*>(w.data) + r * row_bytes;
   alignas(64) float scales[kPairRows][kStageBlocks];
+  const void* scale_rows[kPairRows];
+  for (int i = 0; i < kPairRows; ++i) scale_rows[i] = FourBitScaleRow(w, r + i);
   Vec acc[kPairRows];
 #pragma GCC unroll 8
   for (int i = 0; i < kPairRows; ++i) acc[i] = V::Zero();
   PrefetchScalesAhead<F>(FourBitScaleRow(w, r), w.cols, kPairRows);
   for (int64_t b0 = 0; b0 < blocks; b0 += kStageBlocks) {
     const int nb = static_cast<int>(Min(kStageBlocks, blocks - b0));
-    for (int i = 0; i < kPairRows; ++i) {
-      for (int k = 0; k < nb; k += V::kLanes) {
-        FourBit<V, F>::StageScales(FourBitScaleRow(w, r + i), b0 + k,
-                                   static_cast<int>(Min(V::kLanes, nb - k)), scales[i] + k);
-      }
-    }
+    StageRowScales<V, F, kPairRows>(scale_rows, b0, nb, scales);
     for (int k = 0; k < nb; ++k) {
       const int64_t b = b0 + k;
       Vec wv[kPairRows][2];
