@@ -131,7 +131,7 @@ struct FourBit;
 // tokens:8 (tiles of 4) 321 / 324 / 302 -> 362 / 335 / 310 GFLOP/s, tokens:32 (tiles of 5 and
 // 6) 345 / 337 / 338 -> 378 / 388 / 371; `k3 bench model --family k3` batch 32 165 -> 175
 // tokens/s (medians of three). Tiles of 1-3 tokens gain nothing (a standalone loop: 3 tokens
-// -4 to +4 %, 1 token -8 %; the 1-token row-pair kernel +2 %) and keep the multiply.
+// -1 to +4 %, 1 token -8 %; the 1-token row-pair kernel +2 %) and keep the multiply.
 template <class V>
 concept E2M1TableLoads = V::kE2M1TableLoads;
 

@@ -22,9 +22,9 @@ alignas(64) constexpr float kE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f
 // kE2M1 times every E8M0 scale: row e is what E2M1ScaleOf(kE8M0.value[e]) computes (the same
 // float products, rounded once, here at compile time), 256 x 16 floats = 16 KiB. A decode tile of
 // 4 or more tokens loads its block's row (E2M1TableOf) instead of multiplying: that frees an
-// arithmetic slot per block and row, and the rows a matrix uses stay in L1 (its scales span a
-// few dozen exponents). Measured: kernels_benchmark Decode/MXFP4 at 8 and 32 tokens, see
-// ScaleOf in matmul_simd_base.h.
+// arithmetic slot per block and row; only the rows of the scales a matrix uses are read.
+// Measured: kernels_benchmark Decode/MXFP4 at 8 and 32 tokens, see ScaleOf in
+// matmul_simd_base.h.
 struct E2M1ScaledTables {
   alignas(64) float row[256][16];
 };
