@@ -31,16 +31,16 @@ struct E2M1ScaledTables {
 constexpr E2M1ScaledTables MakeE2M1ScaledTables() {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   E2M1ScaledTables t{};
-  for (int e = 0; e < 256; ++e) {
+  // Overflow and NaN are not constant expressions (GCC and Clang refuse arithmetic that yields
+  // them), so they are written as the float multiply yields them: the NaN scale's row is its NaN,
+  // and of the rest the double product is exact and any finite one fits a float exactly.
+  for (int k = 0; k < 16; ++k) t.row[255][k] = kE8M0.value[255];
+  for (int e = 0; e < 255; ++e) {
     for (int k = 0; k < 16; ++k) {
-      // Overflow and NaN are not constant expressions, so they are written as the float multiply
-      // yields them: the double product is exact, and any finite one fits a float exactly.
       const double product = double{kE2M1[k]} * kE8M0.value[e];
       const bool overflows = product > std::numeric_limits<float>::max() ||
                              product < -std::numeric_limits<float>::max();
-      t.row[e][k] = e == 255    ? kE8M0.value[255]
-                    : overflows ? (product < 0 ? -kInf : kInf)
-                                : static_cast<float>(product);
+      t.row[e][k] = overflows ? (product < 0 ? -kInf : kInf) : static_cast<float>(product);
     }
   }
   return t;
