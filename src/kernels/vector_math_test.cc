@@ -37,5 +37,20 @@ TEST(VectorMath, TanhAndSigmoidAreAccurateIncludingNearZero) {
   EXPECT_LT(worst_sigmoid, 1e-6);
 }
 
+TEST(VectorMath, SoftplusIsWithinFewUlpForEverySign) {
+  double worst = 0;
+  for (float x = -87.0f; x < 88.0f; x += 0.00093f) {
+    const double want = std::log1p(std::exp(double(x)));
+    worst = std::max(worst, RelativeError(FastSoftplus(x), want));
+  }
+  for (float x = 1e-8f; x < 0.5f; x *= 1.01f) {  // near zero: log 2 +- x / 2
+    worst = std::max(worst, RelativeError(FastSoftplus(x), std::log1p(std::exp(double(x)))));
+    worst = std::max(worst, RelativeError(FastSoftplus(-x), std::log1p(std::exp(-double(x)))));
+  }
+  EXPECT_LT(worst, 6e-7);
+  EXPECT_EQ(FastSoftplus(100.0f), 100.0f);
+  EXPECT_GT(FastSoftplus(-80.0f), 0.0f);
+}
+
 }  // namespace
 }  // namespace k3::kernels
