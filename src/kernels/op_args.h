@@ -305,7 +305,7 @@ struct AttnResArgs {
   const float* const* sources = nullptr;  // host array of [rows, dim] sources
   const float* score = nullptr;           // [dim]
   float eps = 1e-6f;
-  float* out = nullptr;  // [rows, dim]
+  float* out = nullptr;  // [rows, dim], not overlapping any source
 };
 
 // ---- sampling ----------------------------------------------------------------------------------
