@@ -4,36 +4,17 @@
 
 #include "base/arena.h"
 #include "kernels/cpu_ops.h"
+#include "kernels/vector_math.h"
 #include "kernels/vectorize.h"
 
 namespace k3::kernels::cpu {
 namespace {
 
-// Partial sums per score: lane j of a block of kLanes takes columns k = j (mod kLanes), so the
-// compiler keeps them in one vector of doubles (a single running double sum is a chain of
-// dependent adds that does not vectorise: ~4 cycles per column, 1-2 % of a K3 decode step).
-constexpr int kLanes = 8;
-
-// The site's score of one source row: (v . score) / rms(v).
+// The site's score of one source row: (v . score) / rms(v), both sums DotInDouble's (a single
+// running double sum per score does not vectorise: 1.5 % of a K3 batch-32 decode step).
 K3_MULTIVERSION float SourceScore(const float* v, const float* score, int64_t d, float eps) {
-  double sum_sq[kLanes] = {}, dot[kLanes] = {};
-  int64_t k = 0;
-  for (; k + kLanes <= d; k += kLanes) {
-    for (int j = 0; j < kLanes; ++j) {
-      sum_sq[j] += static_cast<double>(v[k + j]) * v[k + j];
-      dot[j] += static_cast<double>(v[k + j]) * score[k + j];
-    }
-  }
-  for (int j = 0; k < d; ++k, ++j) {
-    sum_sq[j] += static_cast<double>(v[k]) * v[k];
-    dot[j] += static_cast<double>(v[k]) * score[k];
-  }
-  double total_sq = 0.0, total_dot = 0.0;
-  for (int j = 0; j < kLanes; ++j) {
-    total_sq += sum_sq[j];
-    total_dot += dot[j];
-  }
-  return static_cast<float>(total_dot / std::sqrt(total_sq / static_cast<double>(d) + eps));
+  const double sum_sq = DotInDouble(v, v, d), dot = DotInDouble(v, score, d);
+  return static_cast<float>(dot / std::sqrt(sum_sq / static_cast<double>(d) + eps));
 }
 
 // o = sum_i p[i] sources[i] from 0, source by source in order i = 0, 1, ... for every column (o

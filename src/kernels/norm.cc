@@ -1,20 +1,26 @@
 // RMSNorm (plain and sigmoid-gated), L2 normalisation and the residual add. The squared sums
-// accumulate in double; the rest is float32 in the order written (bit-identical to the loops the
-// model ran before these moved here).
+// accumulate in double (DotInDouble's lanes); the rest is float32 in the order written.
 #include <cmath>
 
 #include "kernels/cpu_ops.h"
 #include "kernels/vector_math.h"
+#include "kernels/vectorize.h"
 
 namespace k3::kernels::cpu {
 namespace {
 
 // out[i] = x[i] * w[i] / sqrt(mean(x^2) + eps); w may be null. out may alias x.
-void RmsNormVector(const float* x, const float* w, int64_t n, float eps, float* out) {
-  double sum_sq = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum_sq += static_cast<double>(x[i]) * x[i];
+K3_MULTIVERSION void RmsNormVector(const float* x, const float* w, int64_t n, float eps,
+                                   float* out) {
+  const double sum_sq = DotInDouble(x, x, n);
   const float inv = static_cast<float>(1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps));
   for (int64_t i = 0; i < n; ++i) out[i] = w ? x[i] * inv * w[i] : x[i] * inv;
+}
+
+// x *= scale / sqrt(|x|^2 + eps).
+K3_MULTIVERSION void L2NormalizeVector(float* x, int64_t n, float scale, float eps) {
+  const float inv = static_cast<float>(scale / std::sqrt(DotInDouble(x, x, n) + eps));
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
 }  // namespace
@@ -40,13 +46,7 @@ void GatedRmsNorm(const RmsNormShape& s, const float* x, const float* weight, co
 }
 
 void L2Normalize(const L2NormShape& s, float* x) {
-  for (int64_t v = 0; v < s.vectors; ++v) {
-    float* xv = x + v * s.dim;
-    double sum = 0.0;
-    for (int64_t i = 0; i < s.dim; ++i) sum += static_cast<double>(xv[i]) * xv[i];
-    const float inv = static_cast<float>(s.scale / std::sqrt(sum + s.eps));
-    for (int64_t i = 0; i < s.dim; ++i) xv[i] *= inv;
-  }
+  for (int64_t v = 0; v < s.vectors; ++v) L2NormalizeVector(x + v * s.dim, s.dim, s.scale, s.eps);
 }
 
 void Add(float* x, const float* y, int64_t n) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace k3::kernels {
 namespace {
@@ -50,6 +51,22 @@ TEST(VectorMath, SoftplusIsWithinFewUlpForEverySign) {
   EXPECT_LT(worst, 6e-7);
   EXPECT_EQ(FastSoftplus(100.0f), 100.0f);
   EXPECT_GT(FastSoftplus(-80.0f), 0.0f);
+}
+
+TEST(VectorMath, DotInDoubleSumsEveryElementIncludingTails) {
+  for (int64_t n : {0, 1, 7, 8, 9, 100, 2051}) {
+    std::vector<float> a(static_cast<size_t>(n)), b(a.size());
+    long double want = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      a[i] = std::ldexp(1.0f + static_cast<float>(i % 13) / 16, static_cast<int>(i % 9) - 4);
+      b[i] = static_cast<float>((i * 7919) % 29) - 14.5f;
+      want += static_cast<long double>(a[i]) * b[i];
+    }
+    // The products are exact in double; only the additions round (n of them, ~1e-16 each).
+    EXPECT_NEAR(DotInDouble(a.data(), b.data(), n), static_cast<double>(want),
+                1e-15 * (1 + std::fabs(static_cast<double>(want))) * (n + 1))
+        << n;
+  }
 }
 
 }  // namespace
