@@ -4,7 +4,6 @@
 
 #include "base/arena.h"
 #include "kernels/cpu_ops.h"
-#include "kernels/vector_math.h"
 #include "kernels/vectorize.h"
 
 namespace k3::kernels::cpu {

@@ -66,22 +66,4 @@ __attribute__((always_inline)) inline float FastSoftplus(float x) {
   return (x > 0 ? x : 0.0f) + 2.0f * s * p;
 }
 
-// sum_i a[i] b[i] in double as kDoubleLanes partial sums (lane j takes i = j mod kDoubleLanes)
-// added in lane order at the end: a loop that vectorises, where one running double sum is a
-// chain of dependent adds (~4 cycles per element). The order differs from the single sum's by
-// rounding in the double's last bits only.
-inline constexpr int kDoubleLanes = 8;
-__attribute__((always_inline)) inline double DotInDouble(const float* a, const float* b,
-                                                         int64_t n) {
-  double lanes[kDoubleLanes] = {};
-  int64_t i = 0;
-  for (; i + kDoubleLanes <= n; i += kDoubleLanes) {
-    for (int j = 0; j < kDoubleLanes; ++j) lanes[j] += static_cast<double>(a[i + j]) * b[i + j];
-  }
-  for (int j = 0; i < n; ++i, ++j) lanes[j] += static_cast<double>(a[i]) * b[i];
-  double sum = 0.0;
-  for (int j = 0; j < kDoubleLanes; ++j) sum += lanes[j];
-  return sum;
-}
-
 }  // namespace k3::kernels

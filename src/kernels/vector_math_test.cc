@@ -1,10 +1,13 @@
-// The vectorisable exp/sigmoid/tanh against libm in double, across the whole useful range.
+// The vectorisable exp/sigmoid/tanh/softplus against libm in double, across the whole useful range,
+// and vectorize.h's DotInDouble against long double.
 #include "kernels/vector_math.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
+
+#include "kernels/vectorize.h"
 
 namespace k3::kernels {
 namespace {

@@ -1,7 +1,8 @@
 // Helpers for the CPU kernels' hot loops (KDA recurrence, attention, sampling). K3_MULTIVERSION
 // compiles a function for AVX-512, AVX2+FMA and the x86-64-v2 baseline and picks one at load time
-// (GCC target_clones); inside such a function, Dot's 16 independent lanes let the compiler
-// vectorise the reduction without reassociating floating-point sums (which -O3 alone never does).
+// (GCC target_clones); inside such a function, Dot's 16 independent lanes (DotInDouble's 8) let
+// the compiler vectorise the reduction without reassociating floating-point sums (which -O3 alone
+// never does).
 #pragma once
 
 #include <bit>
@@ -24,6 +25,24 @@ __attribute__((always_inline)) inline float Dot(const float* a, const float* b, 
   float sum = 0.0f;
   for (; i < n; ++i) sum += a[i] * b[i];
   for (int l = 0; l < 16; ++l) sum += lanes[l];
+  return sum;
+}
+
+// sum_i a[i] b[i] in double as kDoubleLanes partial sums (lane j takes i = j mod kDoubleLanes)
+// added in lane order at the end: a loop that vectorises, where one running double sum is a
+// chain of dependent adds (~4 cycles per element). The order differs from the single sum's by
+// rounding in the double's last bits only.
+inline constexpr int kDoubleLanes = 8;
+__attribute__((always_inline)) inline double DotInDouble(const float* a, const float* b,
+                                                         int64_t n) {
+  double lanes[kDoubleLanes] = {};
+  int64_t i = 0;
+  for (; i + kDoubleLanes <= n; i += kDoubleLanes) {
+    for (int j = 0; j < kDoubleLanes; ++j) lanes[j] += static_cast<double>(a[i + j]) * b[i + j];
+  }
+  for (int j = 0; i < n; ++i, ++j) lanes[j] += static_cast<double>(a[i]) * b[i];
+  double sum = 0.0;
+  for (int j = 0; j < kDoubleLanes; ++j) sum += lanes[j];
   return sum;
 }
 
