@@ -16,6 +16,7 @@
 //    the dead replica is marked down in /metrics and later requests avoid it.
 // 4. A replica started with --register joins the running router.
 // Exits non-zero on any failed check; the last line is a summary.
+import fs from 'node:fs';
 import path from 'node:path';
 
 import { loadClients, metrics, parseArgs, sleep, startServer } from '../api/lib.mjs';
@@ -45,6 +46,19 @@ async function check(name, fn) {
 const assert = (cond, message) => {
   if (!cond) throw new Error(message);
 };
+// "Connection error." alone says nothing: follow the causes down to the socket's own error
+// (e.g. "other side closed", ECONNRESET, a parser error).
+function describe(error) {
+  const parts = [];
+  for (let e = error; e && parts.length < 5; e = e.cause) parts.push(`${e.name ?? 'Error'}: ${e.message ?? e}${e.code ? ` (${e.code})` : ''}`);
+  return parts.join(' <- ');
+}
+// What a server logged besides its successful requests (warnings, errors, non-2xx lines): the
+// other half of a failure's story, since CI keeps only this test's output.
+function unusualLogLines(server, max = 20) {
+  const lines = fs.readFileSync(server.log, 'utf8').split('\n');
+  return lines.filter((l) => l && !/ (200|204) [0-9.]+ms$/.test(l)).slice(-max).join('\n');
+}
 
 // Deterministic words from a seed (xorshift), so runs are comparable and texts never repeat
 // across seeds.
@@ -191,7 +205,8 @@ await check('a replica killed mid-run loses no request that had not started stre
   assert(killedAt !== null, 'the replica was never killed');
   const failed = log.filter((r) => !r.ok);
   const lost = failed.filter((r) => r.events === 0);
-  assert(lost.length === 0, `${lost.length} requests failed before any event: ${lost[0]?.error}`);
+  assert(lost.length === 0, `${lost.length} requests failed before any event: ` +
+    `${describe(lost[0]?.error)}\nrouter log:\n${unusualLogLines(router)}`);
   const m = await metrics(router);
   const down = m.get(`k3_router_worker_healthy{worker="1",url="${victim.url}"}`);
   assert(down === 0, `the dead replica's health gauge is ${down}`);
