@@ -1,5 +1,9 @@
 #include "http/session.h"
 
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <cerrno>
 #include <cstdio>
 
 #include "api/api_error.h"
@@ -123,10 +127,28 @@ void Session::WatchForDisconnect() {
                                 // (and were read): watch again.
                                 if (serial != self->request_serial_)
                                   return self->WatchForDisconnect();
-                                beast::error_code avail_ec;
-                                if (self->stream_.socket().available(avail_ec) == 0 || avail_ec)
-                                  self->ClientGone();
+                                switch (self->PeekConnection()) {
+                                  case Peek::kClosed:
+                                    return self->ClientGone();
+                                  case Peek::kNothing:  // a wakeup with nothing to read
+                                    return self->WatchForDisconnect();
+                                  case Peek::kData:  // a pipelined request: read after this one
+                                    return;
+                                }
                               });
+}
+
+// A readable socket holds data, or its end of stream, or an error; a non-blocking one-byte peek
+// tells them apart without consuming anything (available() == 0 alone cannot tell an orderly
+// close from a wakeup with nothing to read).
+Session::Peek Session::PeekConnection() {
+  char byte = 0;
+  const ssize_t n =
+      ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n > 0) return Peek::kData;
+  if (n == 0) return Peek::kClosed;
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? Peek::kNothing
+                                                                   : Peek::kClosed;
 }
 
 std::string Session::Head(int status, const std::string& content_type,

@@ -49,6 +49,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void ReadRequest();
   void OnRead(boost::beast::error_code ec);
   void WatchForDisconnect();
+  enum class Peek { kData, kClosed, kNothing };
+  Peek PeekConnection();
   void Enqueue(std::string bytes, bool ends_response);
   void WriteNext();
   void ClientGone();

@@ -127,6 +127,33 @@ export async function cancellationCases(check, { server, sdk }) {
     assert.equal(during?.get('k3_requests_pending'), 1);
     await waitForGauges(server, IDLE, 5000);
   });
+
+  // Nothing is written to a client waiting for a whole answer, so only the server's watch on the
+  // idle connection (its end of stream) can notice that the client left.
+  // As above, a run where the whole answer arrived before the abort is retried (at most 3 times).
+  await check('cancel: a non-streamed request whose client leaves frees its engine resources', async () => {
+    for (let attempt = 1; ; ++attempt) {
+      await waitForGauges(server, { k3_requests_pending: 0 });
+      const controller = new AbortController();
+      const pending = openaiClient(sdk, server).chat.completions.create(
+        { model: MODEL, messages: USER, max_tokens: 3200, k3_forced_output: LONG }, { signal: controller.signal });
+      const outcome = pending.then(() => 'answered', (e) => e);
+      await waitForGauges(server, { k3_requests_pending: 1 }, 5000);
+      const before = await metrics(server);
+      controller.abort();
+      const result = await outcome;
+      if (result === 'answered') {
+        assert.ok(attempt < 3, 'the whole answer came before the abort, 3 times');
+        continue;
+      }
+      assert.ok(result instanceof sdk.openai.APIUserAbortError, `${result.name}: ${result.message}`);
+      await waitForGauges(server, IDLE, 5000);
+      const generated = (await metrics(server)).get('k3_generation_tokens_total') -
+        before.get('k3_generation_tokens_total');
+      assert.ok(generated < 2000, `the generation stopped early (${generated} more tokens)`);
+      return;
+    }
+  });
 }
 
 export async function overloadCases(check, { args, sdk }) {
