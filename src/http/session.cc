@@ -143,12 +143,10 @@ void Session::WatchForDisconnect() {
 // close from a wakeup with nothing to read).
 Session::Peek Session::PeekConnection() {
   char byte = 0;
-  const ssize_t n =
-      ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  const ssize_t n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   if (n > 0) return Peek::kData;
   if (n == 0) return Peek::kClosed;
-  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? Peek::kNothing
-                                                                   : Peek::kClosed;
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? Peek::kNothing : Peek::kClosed;
 }
 
 std::string Session::Head(int status, const std::string& content_type,
