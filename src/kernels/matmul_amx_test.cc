@@ -154,17 +154,19 @@ TEST(Bf16GemmTest, NanWeightsPropagate) {
 }
 
 // The decode regime ignores the setting (except the vdpbf16ps decode of BF16 weights at
-// kDpbf16DecodeMinTokens .. kDpbf16DecodeMaxTokens tokens, and FP8 / 4-bit products of more than
-// 12 tokens, which the setting sends to the BF16 GEMM: Bf16GemmTakes), and kFp32 after kBf16 is
-// bit-identical to before.
+// kDpbf16DecodeMinTokens .. kDpbf16DecodeMaxTokens tokens, and the FP8 / 4-bit products which the
+// setting sends to the BF16 GEMM: Bf16GemmTakes), and kFp32 after kBf16 is bit-identical to
+// before.
 TEST(Bf16GemmTest, DecodeRegimeAndFp32AreUnchanged) {
   std::mt19937 rng(9);
   base::ThreadPool pool(2);
-  for (WeightFormat format : {WeightFormat::kBF16, WeightFormat::kMxfp4}) {
+  for (WeightFormat format :
+       {WeightFormat::kBF16, WeightFormat::kMxfp4, WeightFormat::kInt4, WeightFormat::kFp8Block}) {
     TestWeights t;
     FillRandom(t, {"w", format}, 96, 256, rng);
     const int64_t decode_tokens = detail::DecodeMaxTokens(detail::BestIsa(), format);
-    for (int64_t tokens : {int64_t{1}, int64_t{7}, decode_tokens, int64_t{40}}) {
+    for (int64_t tokens :
+         {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{17}, int64_t{32}, decode_tokens}) {
       if (tokens < 1) continue;
       std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 256), rng);
       const size_t n = static_cast<size_t>(tokens * 96);

@@ -31,7 +31,8 @@ enum class Regime : uint8_t { kAuto, kDecode, kGemm };
 // (the decode kernels convert each weight once per token tile, the GEMM once per call).
 int64_t DecodeMaxTokens(Isa isa, WeightFormat format);
 // Whether kAuto sends `tokens` tokens against w to the GEMM regime below DecodeMaxTokens, for the
-// BF16 GEMM of GemmPrecision::kBf16 (matmul_regime.cc).
+// BF16 GEMM of GemmPrecision::kBf16 (matmul_regime.cc: MXFP4 from 13 tokens, INT4 from 49, FP8
+// never on vdpbf16ps; FP8 and 4-bit from 13 on AMX).
 bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w);
 // kAuto's choice: the decode regime up to DecodeMaxTokens unless Bf16GemmTakes, and wherever
 // UseDpbf16Decode.

@@ -27,13 +27,36 @@ int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
   }
 }
 
-// Under GemmPrecision::kBf16 with a BF16 GEMM (AMX or vdpbf16ps), FP8 and 4-bit products of more
-// than 12 tokens keep taking it, as the flag was measured and documented with, rather than the FP32
-// decode tiles the limit above now gives them.
+namespace {
+
+// Under GemmPrecision::kBf16 with a BF16 GEMM, from how many tokens a FP8 or 4-bit product takes
+// it rather than the FP32 decode tiles (0: never below DecodeMaxTokens). AMX: from 13, as the flag
+// was measured there. vdpbf16ps: where its packing is cheap enough, from kernels_benchmark's
+// Precision rows (2 threads, Zen 5; vdpbf16ps GEMM / FP32 tiles, 4096 x 2048 streamed unless
+// said): MXFP4, looked up straight into BF16, 0.89x at 16 tokens (1.11-1.17x on a K3 expert,
+// 16 x 1024 x 768 in cache), 1.24x at 32, 1.69x at 64: from 13 as before; INT4, dequantised to
+// FP32 first, 0.51x / 0.78-0.88x / 1.23x at 16 / 32 / 64; FP8 likewise 0.56x at 32, 0.80x at 64
+// (1.25x at 128, the GEMM regime either way). FP8 from 13 tokens made K2's batch-32 step slower
+// with the flag than without it.
+int64_t Bf16GemmFromTokens(WeightFormat format) {
+  if (MatMulHasAmx()) return format == WeightFormat::kFp8Block || IsFourBit(format) ? 13 : 0;
+  switch (format) {
+    case WeightFormat::kMxfp4:
+      return 13;
+    case WeightFormat::kInt4:
+      return 49;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w) {
-  const bool raised = w.format == WeightFormat::kFp8Block || IsFourBit(w.format);
-  return raised && tokens > 12 && isa == Isa::kAvx512 &&
-         GetGemmPrecision() == GemmPrecision::kBf16 && (MatMulHasAmx() || CpuHasAvx512Bf16());
+  if (isa != Isa::kAvx512 || GetGemmPrecision() != GemmPrecision::kBf16) return false;
+  if (!MatMulHasAmx() && !CpuHasAvx512Bf16()) return false;
+  const int64_t from = Bf16GemmFromTokens(w.format);
+  return from > 0 && tokens >= from;
 }
 
 bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w) {
