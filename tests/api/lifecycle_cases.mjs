@@ -138,10 +138,13 @@ export async function cancellationCases(check, { server, sdk }) {
       const pending = openaiClient(sdk, server).chat.completions.create(
         { model: MODEL, messages: USER, max_tokens: 3200, k3_forced_output: LONG }, { signal: controller.signal });
       const outcome = pending.then(() => 'answered', (e) => e);
-      await waitForGauges(server, { k3_requests_pending: 1 }, 5000);
+      const running = waitForGauges(server, { k3_requests_pending: 1 }, 5000).then(() => 'running', (e) => e);
+      const first = await Promise.race([running, outcome]);
+      if (first instanceof Error) throw first;
       const before = await metrics(server);
       controller.abort();
       const result = await outcome;
+      await running;  // settles within its 5 s either way
       if (result === 'answered') {
         assert.ok(attempt < 3, 'the whole answer came before the abort, 3 times');
         continue;
