@@ -359,22 +359,18 @@ void RegisterPrecision() {
     bool stream = false;
   };
   // Prefill-sized dense GEMMs, one MoE expert's share of a batched decode step (MXFP4; FP8 as in
-  // K2 at batch 32), and batched decode of BF16 and FP8 projections (streamed weights; under bf16,
-  // BF16 weights take the vdpbf16ps decode kernel, FP8 ones keep the FP32 tiles up to 12 tokens
-  // and take the vdpbf16ps GEMM above).
-  const Case cases[] = {{WeightFormat::kBF16, 256, 2048, 2048},
-                        {WeightFormat::kMxfp4, 16, 1024, 768},
-                        {WeightFormat::kBF16, 512, 2048, 2048},
-                        {WeightFormat::kMxfp4, 512, 2048, 2048},
-                        {WeightFormat::kBF16, 8, 4096, 2048, true},
-                        {WeightFormat::kBF16, 16, 4096, 2048, true},
-                        {WeightFormat::kBF16, 32, 4096, 2048, true},
-                        {WeightFormat::kFp8Block, 4, 512, 2048},
-                        {WeightFormat::kFp8Block, 4, 4096, 2048, true},
-                        {WeightFormat::kFp8Block, 8, 4096, 2048, true},
-                        {WeightFormat::kFp8Block, 32, 4096, 2048, true},
-                        {WeightFormat::kFp8Block, 64, 4096, 2048, true},
-                        {WeightFormat::kFp8Block, 128, 4096, 2048, true}};
+  // K2 at batch 32), and batched decode of BF16, FP8 and INT4 projections (streamed weights; under
+  // bf16, BF16 weights take the vdpbf16ps decode kernel, FP8 ones the FP32 tiles up to 64 tokens
+  // and INT4 ones up to 48: matmul_regime.cc).
+  constexpr WeightFormat kBf16 = WeightFormat::kBF16, kMx = WeightFormat::kMxfp4,
+                         kFp8 = WeightFormat::kFp8Block, kInt4 = WeightFormat::kInt4;
+  const Case cases[] = {
+      {kBf16, 256, 2048, 2048},      {kMx, 16, 1024, 768},          {kBf16, 512, 2048, 2048},
+      {kMx, 512, 2048, 2048},        {kBf16, 8, 4096, 2048, true},  {kBf16, 16, 4096, 2048, true},
+      {kBf16, 32, 4096, 2048, true}, {kFp8, 4, 512, 2048},          {kFp8, 4, 4096, 2048, true},
+      {kFp8, 8, 4096, 2048, true},   {kFp8, 32, 4096, 2048, true},  {kFp8, 64, 4096, 2048, true},
+      {kFp8, 128, 4096, 2048, true}, {kInt4, 16, 4096, 2048, true}, {kInt4, 32, 4096, 2048, true},
+      {kInt4, 64, 4096, 2048, true}};
   for (const Case& c : cases) {
     for (GemmPrecision p : {GemmPrecision::kFp32, GemmPrecision::kBf16}) {
       const std::string name = std::string("Precision/") + FormatName(c.format) +
