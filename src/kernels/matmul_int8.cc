@@ -110,31 +110,34 @@ double WeightScale(const WeightMatrix& w, int64_t row, int64_t block) {
   return tensor::Bf16ToFloat(w.group_scales[i]);
 }
 
-// One 32-column block of one token: its scale d, and q written where the kernels read it.
-void QuantizeBlock(const float* x, int8_t* q_even, int8_t* q_odd, float* d, int32_t* sum) {
+// One 32-column block of one token: its scale d, and q in column order.
+void QuantizeBlock(const float* x, int8_t* q, float* d) {
   float amax = 0.0f;
   bool finite = true;
   for (int c = 0; c < 32; ++c) {
     finite = finite && std::isfinite(x[c]);
     amax = std::max(amax, std::fabs(x[c]));
   }
-  *sum = 0;
   if (!finite || amax == 0.0f) {
     *d = finite ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-    std::fill(q_even, q_even + 16, int8_t{0});
-    std::fill(q_odd, q_odd + 16, int8_t{0});
+    std::fill(q, q + 32, int8_t{0});
     return;
   }
   *d = amax / 127.0f;
-  const float inverse = 127.0f / amax;
+  const float lift = BlockLift(amax);
+  const float inverse = 127.0f / (amax * lift);
+  for (int c = 0; c < 32; ++c) {
+    q[c] = static_cast<int8_t>(std::clamp(std::nearbyint(x[c] * lift * inverse), -127.0f, 127.0f));
+  }
+}
+
+// Block q (column order) into its slot of a chunk entry (Int8Activations' layout): even columns
+// at slot * 16, odd at 64 + slot * 16, biased by 128 or as int8.
+void StoreBlock(const int8_t* q, int64_t slot, bool biased, uint8_t* entry) {
+  const int bias = biased ? 128 : 0;
   for (int j = 0; j < 16; ++j) {
-    const auto even =
-        static_cast<int32_t>(std::clamp(std::nearbyint(x[2 * j] * inverse), -127.0f, 127.0f));
-    const auto odd =
-        static_cast<int32_t>(std::clamp(std::nearbyint(x[2 * j + 1] * inverse), -127.0f, 127.0f));
-    q_even[j] = static_cast<int8_t>(even);
-    q_odd[j] = static_cast<int8_t>(odd);
-    *sum += even + odd;
+    entry[slot * 16 + j] = static_cast<uint8_t>(q[2 * j] + bias);
+    entry[64 + slot * 16 + j] = static_cast<uint8_t>(q[2 * j + 1] + bias);
   }
 }
 
@@ -153,36 +156,84 @@ bool CpuHasAvx512Vnni() {
   return has;
 }
 
-Int8Activations QuantizeActivationsInt8(const float* x, int64_t tokens, int64_t cols,
-                                        WeightFormat format, base::Arena& arena) {
-  K3_CHECK(cols % 32 == 0) << "int8 activations need cols % 32 == 0, got " << cols;
+namespace {
+
+// Int8Activations with its arrays allocated and filled (q = 0 everywhere, scales 0) before the
+// rows are quantised, and the same arrays writable.
+struct NewActivations {
   Int8Activations a;
+  uint8_t* q;
+  float* scale;
+  int32_t* correction;  // nullptr in the biased form
+};
+
+NewActivations EmptyActivations(int64_t tokens, int64_t cols, base::Arena& arena) {
+  K3_CHECK(cols % 32 == 0) << "int8 activations need cols % 32 == 0, got " << cols;
+  NewActivations n;
+  Int8Activations& a = n.a;
   a.tokens = tokens;
   a.chunks = (cols / 32 + kInt8ChunkBlocks - 1) / kInt8ChunkBlocks;
-  const int64_t chunk_count = tokens * a.chunks;
-  auto* q = arena.Allocate<int8_t>(chunk_count * 128);
-  auto* correction = arena.Allocate<int32_t>(chunk_count * 16);
-  auto* scale = arena.Allocate<float>(chunk_count * 16);
-  std::fill(q, q + chunk_count * 128, int8_t{0});
-  std::fill(correction, correction + chunk_count * 16, 0);
-  std::fill(scale, scale + chunk_count * 16, 0.0f);
+  a.biased = tokens >= kBiasedFromTokens;
+  const int64_t entries = tokens * a.chunks;
+  n.q = arena.Allocate<uint8_t>(entries * 128);
+  n.scale = arena.Allocate<float>(entries * 16);
+  n.correction = a.biased ? nullptr : arena.Allocate<int32_t>(entries * 16);
+  std::fill(n.q, n.q + entries * 128, a.biased ? uint8_t{128} : uint8_t{0});
+  std::fill(n.scale, n.scale + entries * 16, 0.0f);
+  if (n.correction != nullptr) std::fill(n.correction, n.correction + entries * 16, 0);
+  a.q = n.q;
+  a.scale = n.scale;
+  a.correction = n.correction;
+  return n;
+}
+
+// The signed form's correction: lane 4j + m of each entry = -offset * (sum of the q of columns
+// 32j + 8m .. 32j + 8m + 7), read back from the stored bytes.
+void FillCorrection(const NewActivations& n, int64_t cols, WeightFormat format) {
+  if (n.correction == nullptr) return;
+  const Int8Activations& a = n.a;
   const int32_t offset = WeightOffset(format);
-  for (int64_t t = 0; t < tokens; ++t) {
+  for (int64_t t = 0; t < a.tokens; ++t) {
     for (int64_t b = 0; b < cols / 32; ++b) {
-      const int64_t chunk = t * a.chunks + b / kInt8ChunkBlocks;
-      const int64_t slot = b % kInt8ChunkBlocks;
-      int8_t* base = q + chunk * 128 + slot * 16;
-      float d = 0.0f;
-      int32_t sum = 0;
-      QuantizeBlock(x + t * cols + b * 32, base, base + 64, &d, &sum);
-      correction[chunk * 16 + slot * 4] = -offset * sum;
-      std::fill(scale + chunk * 16 + slot * 4, scale + chunk * 16 + slot * 4 + 4, d);
+      const int64_t entry = (b / kInt8ChunkBlocks) * a.tokens + t, slot = b % kInt8ChunkBlocks;
+      for (int m = 0; m < 4; ++m) {
+        int32_t sum = 0;
+        for (int64_t c = b * 32 + 8 * m; c < b * 32 + 8 * m + 8; ++c) sum += a.Value(t, c);
+        n.correction[entry * 16 + slot * 4 + m] = -offset * sum;
+      }
     }
   }
-  a.q = q;
-  a.correction = correction;
-  a.scale = scale;
-  return a;
+}
+
+}  // namespace
+
+Int8Activations QuantizeActivationsInt8Portable(const float* x, int64_t tokens, int64_t cols,
+                                                WeightFormat format, base::Arena& arena) {
+  const NewActivations n = EmptyActivations(tokens, cols, arena);
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t b = 0; b < cols / 32; ++b) {
+      const int64_t entry = (b / kInt8ChunkBlocks) * tokens + t, slot = b % kInt8ChunkBlocks;
+      int8_t block[32];
+      float d = 0.0f;
+      QuantizeBlock(x + t * cols + b * 32, block, &d);
+      StoreBlock(block, slot, n.a.biased, n.q + entry * 128);
+      std::fill(n.scale + entry * 16 + slot * 4, n.scale + entry * 16 + slot * 4 + 4, d);
+    }
+  }
+  FillCorrection(n, cols, format);
+  return n.a;
+}
+
+Int8Activations QuantizeActivationsInt8(const float* x, int64_t tokens, int64_t cols,
+                                        WeightFormat format, base::Arena& arena) {
+  if (!CpuHasAvx512Vnni()) return QuantizeActivationsInt8Portable(x, tokens, cols, format, arena);
+  const NewActivations n = EmptyActivations(tokens, cols, arena);
+  const Int8Kernels& k = VnniKernels();
+  for (int64_t t = 0; t < tokens; ++t) {
+    k.quantize_row(x + t * cols, cols, t, tokens, n.a.biased, n.q, n.scale);
+  }
+  FillCorrection(n, cols, format);
+  return n.a;
 }
 
 void MatMulInt8Definition(const float* x, int64_t tokens, const WeightMatrix& w, float* y) {
@@ -194,15 +245,11 @@ void MatMulInt8Definition(const float* x, int64_t tokens, const WeightMatrix& w,
     for (int64_t t = 0; t < tokens; ++t) {
       double acc = 0.0;
       for (int64_t b = 0; b < w.cols / 32; ++b) {
-        const int64_t chunk = t * a.chunks + b / kInt8ChunkBlocks;
-        const int64_t slot = b % kInt8ChunkBlocks;
-        const int8_t* q = a.q + chunk * 128 + slot * 16;
         int64_t dot = 0;
-        for (int j = 0; j < 16; ++j) {
-          dot += int64_t{WeightInteger(w, r, b * 32 + 2 * j)} * q[j];
-          dot += int64_t{WeightInteger(w, r, b * 32 + 2 * j + 1)} * q[64 + j];
+        for (int64_t c = b * 32; c < b * 32 + 32; ++c) {
+          dot += int64_t{WeightInteger(w, r, c)} * a.Value(t, c);
         }
-        acc += WeightScale(w, r, b) * a.scale[chunk * 16 + slot * 4] * static_cast<double>(dot);
+        acc += WeightScale(w, r, b) * a.Scale(t, b) * static_cast<double>(dot);
       }
       y[t * w.rows + r] = static_cast<float>(acc);
     }

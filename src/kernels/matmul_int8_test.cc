@@ -69,35 +69,93 @@ std::vector<double> DerivedBound(const std::vector<float>& x, int64_t tokens,
   return bound;
 }
 
+// Both forms of Int8Activations, read by hand from the raw arrays: entry (chunk, token) at
+// chunk * tokens + token, even columns then odd ones, q biased by 128 from kBiasedFromTokens
+// tokens, and in the signed form each lane's correction -offset * (sum of its 8 columns' q).
 TEST(Int8ActivationsTest, QuantisationLayoutAndRounding) {
   std::mt19937 rng(3);
-  const int64_t tokens = 2, cols = 160;  // 5 blocks: the second chunk holds one
-  const std::vector<float> x = Activations(tokens * cols, rng);
-  base::Arena arena;
-  const detail::Int8Activations a =
-      detail::QuantizeActivationsInt8(x.data(), tokens, cols, WeightFormat::kInt4, arena);
-  ASSERT_EQ(a.chunks, 2);
-  for (int64_t t = 0; t < tokens; ++t) {
-    for (int64_t b = 0; b < 5; ++b) {
-      const int64_t chunk = t * a.chunks + b / 4, slot = b % 4;
-      const float d = a.scale[chunk * 16 + slot * 4];
-      float amax = 0.0f;
-      for (int c = 0; c < 32; ++c) amax = std::max(amax, std::fabs(x[t * cols + b * 32 + c]));
-      EXPECT_FLOAT_EQ(d, amax / 127.0f);
-      int32_t sum = 0;
-      for (int c = 0; c < 32; ++c) {
-        const int8_t q = a.q[chunk * 128 + (c % 2) * 64 + slot * 16 + c / 2];
-        sum += q;
-        EXPECT_LE(std::fabs(x[t * cols + b * 32 + c] - q * d), d / 2 * (1 + 0x1p-20))
-            << "token " << t << " column " << b * 32 + c;
+  const int64_t cols = 160;  // 5 blocks: the second chunk holds one
+  for (int64_t tokens : {1, 3}) {
+    const std::vector<float> x = Activations(tokens * cols, rng);
+    base::Arena arena;
+    const detail::Int8Activations a =
+        detail::QuantizeActivationsInt8(x.data(), tokens, cols, WeightFormat::kInt4, arena);
+    ASSERT_EQ(a.chunks, 2);
+    ASSERT_EQ(a.biased, tokens >= detail::kBiasedFromTokens);
+    ASSERT_EQ(a.correction == nullptr, a.biased);
+    const int bias = a.biased ? 128 : 0;
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int64_t b = 0; b < 5; ++b) {
+        const int64_t entry = (b / 4) * tokens + t, slot = b % 4;
+        const float d = a.scale[entry * 16 + slot * 4];
+        float amax = 0.0f;
+        for (int c = 0; c < 32; ++c) amax = std::max(amax, std::fabs(x[t * cols + b * 32 + c]));
+        EXPECT_FLOAT_EQ(d, amax / 127.0f);
+        EXPECT_EQ(a.Scale(t, b), d);
+        for (int lane = 0; lane < 4; ++lane) {
+          int32_t sum = 0;
+          for (int c = 8 * lane; c < 8 * lane + 8; ++c) {
+            const uint8_t byte = a.q[entry * 128 + (c % 2) * 64 + slot * 16 + c / 2];
+            const int32_t q = a.biased ? byte - bias : static_cast<int8_t>(byte);
+            ASSERT_EQ(a.Value(t, b * 32 + c), q);
+            sum += q;
+            EXPECT_LE(std::fabs(x[t * cols + b * 32 + c] - q * d), d / 2 * (1 + 0x1p-20))
+                << "token " << t << " column " << b * 32 + c;
+          }
+          if (!a.biased) {
+            EXPECT_EQ(a.correction[entry * 16 + slot * 4 + lane], -8 * sum);
+          }
+          EXPECT_EQ(a.scale[entry * 16 + slot * 4 + lane], d);
+        }
       }
-      EXPECT_EQ(a.correction[chunk * 16 + slot * 4], -8 * sum);
-      for (int lane : {1, 2, 3}) EXPECT_EQ(a.correction[chunk * 16 + slot * 4 + lane], 0);
-      for (int lane : {1, 2, 3}) EXPECT_EQ(a.scale[chunk * 16 + slot * 4 + lane], d);
+      for (int i = 16; i < 64; ++i) {  // the empty slots 1..3 of the last chunk: q = 0
+        EXPECT_EQ(a.q[(tokens + t) * 128 + i], bias);
+        EXPECT_EQ(a.q[(tokens + t) * 128 + 64 + i], bias);
+      }
     }
-    for (int i = 16; i < 64; ++i) {  // the empty slots 1..3 of the last chunk
-      EXPECT_EQ(a.q[(t * a.chunks + 1) * 128 + i], 0);
-      EXPECT_EQ(a.q[(t * a.chunks + 1) * 128 + 64 + i], 0);
+  }
+}
+
+// The AVX-512 quantizer against the portable one, bit for bit: random rows with outliers, an
+// all-zero block, non-finite blocks, subnormal and huge magnitudes, and values on the rounding
+// ties of x / d (k + 1/2 times d, which round to even).
+TEST(Int8ActivationsTest, VectorQuantizerMatchesThePortableOne) {
+  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  std::mt19937 rng(4);
+  for (int64_t tokens : {1, 2, 5}) {
+    for (int64_t cols : {32, 160, 512}) {
+      std::vector<float> x = Activations(tokens * cols, rng);
+      for (int64_t t = 0; t < tokens; ++t) {
+        float* row = x.data() + t * cols;
+        std::fill(row, row + 32, 0.0f);  // block 0 all zero
+        if (cols > 32) {                 // block 1: ties of round(x / d), d = 127 / 127 = 1
+          for (int c = 0; c < 32; ++c) row[32 + c] = c == 0 ? 127.0f : (c % 7) - 3 + 0.5f;
+        }
+        if (cols > 64) row[64 + t % 32] = t % 2 ? std::numeric_limits<float>::infinity() : NAN;
+        if (cols > 96) {  // a block of one subnormal
+          std::fill(row + 96, row + 128, 0.0f);
+          row[96 + t % 32] = 0x1p-140f;
+        }
+        if (cols > 128) row[128] = 3e38f;
+      }
+      base::Arena arena;
+      const auto want = detail::QuantizeActivationsInt8Portable(x.data(), tokens, cols,
+                                                                WeightFormat::kMxfp4, arena);
+      const auto got =
+          detail::QuantizeActivationsInt8(x.data(), tokens, cols, WeightFormat::kMxfp4, arena);
+      const int64_t entries = tokens * want.chunks;
+      ASSERT_EQ(got.biased, want.biased);
+      for (int64_t i = 0; i < entries * 128; ++i) {
+        ASSERT_EQ(got.q[i], want.q[i]) << tokens << " tokens, " << cols << " columns, byte " << i;
+      }
+      EXPECT_EQ(0, std::memcmp(got.scale, want.scale, static_cast<size_t>(entries * 16 * 4)));
+      for (int64_t t = 0; t < tokens && cols > 128; ++t) {  // the subnormal block's one value
+        EXPECT_EQ(want.Value(t, 96 + t % 32), 127) << "token " << t;
+      }
+      if (!want.biased) {
+        EXPECT_EQ(
+            0, std::memcmp(got.correction, want.correction, static_cast<size_t>(entries * 16 * 4)));
+      }
     }
   }
 }
@@ -162,6 +220,36 @@ TEST(Int8ActivationsTest, VnniKernelsMatchTheDefinition) {
           ExpectKernelMatchesDefinition(t, x, tokens, nullptr, what);
           if (rows >= 37) ExpectKernelMatchesDefinition(t, x, tokens, &pool, what + " pooled");
         }
+      }
+    }
+  }
+}
+
+// A token's outputs are the same bits alone (the signed form) as in a batch of any size and at
+// any position in its token tiles (the biased form): both make every lane's integer the exact
+// sum of k * q, and the float32 steps after it are the same.
+TEST(Int8ActivationsTest, OutputsDoNotDependOnTheBatch) {
+  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  std::mt19937 rng(6);
+  for (const FormatCase& fc : kFormats) {
+    for (int64_t blocks : {1, 5, 33}) {
+      TestWeights t;
+      FillRandom(t, fc, 37, blocks * 32, rng);
+      const int64_t cols = blocks * 32, tokens = 11;
+      const std::vector<float> x = Activations(tokens * cols, rng);
+      std::vector<float> alone(static_cast<size_t>(tokens * 37));
+      Int8Scope int8;
+      for (int64_t i = 0; i < tokens; ++i) {
+        detail::MatMulWithIsa(Isa::kAvx512, Regime::kDecode, x.data() + i * cols, 1, t.w,
+                              alone.data() + i * 37);
+      }
+      for (int64_t n : {2, 3, 4, 5, 7, 11}) {
+        std::vector<float> batch(static_cast<size_t>(n * 37));
+        const int64_t first = tokens - n;  // the last n tokens
+        detail::MatMulWithIsa(Isa::kAvx512, Regime::kDecode, x.data() + first * cols, n, t.w,
+                              batch.data());
+        EXPECT_EQ(0, std::memcmp(batch.data(), alone.data() + first * 37, batch.size() * 4))
+            << fc.name << " " << cols << " columns, batch of " << n;
       }
     }
   }

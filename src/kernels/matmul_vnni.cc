@@ -1,11 +1,12 @@
 // The AVX512-VNNI kernels of the integer-activation path (matmul_int8.h): per 128-column chunk a
-// weight row's 64 bytes become two vectors of unsigned integer bytes (low and high nibbles, MXFP4
-// through a 16-byte table), two vpdpbusd per token sum them against the int8 activations
-// starting from the precomputed offset correction, and the 16 int32 lanes (4 per block) are
-// scaled (weight scale x activation scale) into float32 accumulators. Compiled with the AVX-512 +
-// VNNI flags (CMakeLists.txt), reached only after CpuHasAvx512Vnni(); follows the ODR rule of
+// weight row's 64 bytes become two vectors of integer bytes (low and high nibbles, 4-bit formats
+// through a 16-byte table), two vpdpbusd per token sum them against the int8 activations from
+// the starting value of Int8Activations' form, and the 16 int32 lanes (4 per block) are scaled
+// (weight scale x activation scale) into float32 accumulators. Compiled with the AVX-512 + VNNI
+// flags (CMakeLists.txt), reached only after CpuHasAvx512Vnni(); follows the ODR rule of
 // matmul_simd_base.h.
 #include <cstring>
+#include <limits>
 
 #include "kernels/matmul_int8.h"
 #include "kernels/matmul_simd_base.h"
@@ -13,14 +14,24 @@
 namespace k3::kernels::detail {
 namespace {
 
-// MXFP4 nibble -> 2 * E2M1 value + 12, in each 128-bit lane (vpshufb looks up per lane).
+// MXFP4 nibble -> 2 * E2M1 value + 12 (the signed form's unsigned weights), and -> 2 * E2M1 value
+// and INT4 nibble -> u - 8 (the biased form's signed weights), in each 128-bit lane (vpshufb
+// looks up per lane).
 #define K3_MXFP4_BYTES 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0
+#define K3_MXFP4_SIGNED 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12
+#define K3_INT4_SIGNED -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7
 alignas(64) constexpr int8_t kMxfp4Bytes[64] = {K3_MXFP4_BYTES, K3_MXFP4_BYTES, K3_MXFP4_BYTES,
                                                 K3_MXFP4_BYTES};
+alignas(64) constexpr int8_t kMxfp4Signed[64] = {K3_MXFP4_SIGNED, K3_MXFP4_SIGNED, K3_MXFP4_SIGNED,
+                                                 K3_MXFP4_SIGNED};
+alignas(64) constexpr int8_t kInt4Signed[64] = {K3_INT4_SIGNED, K3_INT4_SIGNED, K3_INT4_SIGNED,
+                                                K3_INT4_SIGNED};
 #undef K3_MXFP4_BYTES
+#undef K3_MXFP4_SIGNED
+#undef K3_INT4_SIGNED
 
-// Tokens per tile: 4 rows x 4 tokens = 16 accumulators; each row's weights and scales are made
-// once per chunk and applied to every token of the tile.
+// Tokens per tile of the biased form: 4 rows x 4 tokens = 16 accumulators; each row's weights,
+// scales and correction are made once per chunk and applied to every token of the tile.
 constexpr int kMaxTokens = 4;
 
 // The chunk's 4 weight scales s_w (matmul_int8.h) in lanes 4j .. 4j + 3 for slot j; `blocks`
@@ -117,6 +128,34 @@ K3_INLINE void ChunkWeights(const uint8_t* p, int blocks, __mmask64 m, __m512i* 
   }
 }
 
+// The chunk's weights as the signed integers k (the biased form), halves as ChunkWeights. Bytes
+// past a partial chunk's blocks come out as some k, not 0: their activations are q = 0 (stored
+// 128), so the row's correction takes back exactly what they add.
+template <WeightFormat F>
+K3_INLINE void SignedChunkWeights(const uint8_t* p, int blocks, __mmask64 m, __m512i* lo,
+                                  __m512i* hi) {
+  if constexpr (F == WeightFormat::kInt8Block) {
+    const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+    *lo = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, p), bias);
+    *hi = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, p + 16 * blocks), bias);
+    return;
+  }
+  const __m512i w = _mm512_maskz_loadu_epi8(m, p);
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i table = _mm512_load_si512(F == WeightFormat::kMxfp4 ? kMxfp4Signed : kInt4Signed);
+  *lo = _mm512_shuffle_epi8(table, _mm512_and_si512(w, nibble));
+  *hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(w, 4), nibble));
+}
+
+// -128 * (the sum of each lane's 8 weights k): the biased form's starting value for one row and
+// chunk, shared by every token of the tile.
+K3_INLINE __m512i NegatedBiasSums(__m512i lo, __m512i hi) {
+  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));  // 128 as an unsigned byte
+  const __m512i sums =
+      _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, lo), bias, hi);
+  return _mm512_sub_epi32(_mm512_setzero_si512(), sums);
+}
+
 // The 4 rows of a decode row group (rows past nr repeat the last valid one).
 struct Rows {
   const uint8_t* bytes[kDecodeRowGroup];
@@ -124,22 +163,44 @@ struct Rows {
   int nr;
 };
 
-// y[t0 + t, r + i] for t < TB, i < g.nr.
-template <WeightFormat F, int TB>
-void Tile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
-  constexpr int kR = kDecodeRowGroup;
-  constexpr int64_t kChunkBytes = F == WeightFormat::kInt8Block ? 128 : 64;
-  const int64_t chunks = a.x.chunks, blocks = a.w->cols / 32;
-  __m512 acc[kR][TB];
+template <WeightFormat F>
+constexpr int64_t ChunkBytes() {
+  return F == WeightFormat::kInt8Block ? 128 : 64;
+}
+
+// Writes the tile's sums: y[t0 + t, r + i] for t < TB, i < g.nr.
+template <int TB>
+K3_INLINE void StoreSums(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r,
+                         const __m512 (&acc)[kDecodeRowGroup][TB]) {
+  const int64_t ldy = a.w->rows;
+  // Constant indices only (a loop to g.nr would make GCC keep acc in memory, stored every chunk).
 #pragma GCC unroll 4
-  for (int i = 0; i < kR; ++i) {
+  for (int t = 0; t < TB; ++t) {
 #pragma GCC unroll 4
-    for (int t = 0; t < TB; ++t) acc[i][t] = _mm512_setzero_ps();
+    for (int i = 0; i < kDecodeRowGroup; ++i) {
+      if (i < g.nr) a.y[(t0 + t) * ldy + r + i] = _mm512_reduce_add_ps(acc[i][t]);
+    }
   }
-  if (t0 == 0) PrefetchScalesAhead<F>(g.scales[0], a.w->cols, kR);
+}
+
+// y[0, r + i] for i < g.nr from the signed form, which only one-token calls use.
+static_assert(kBiasedFromTokens == 2);
+template <WeightFormat F>
+void SignedTile(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
+  constexpr int kR = kDecodeRowGroup;
+  constexpr int64_t kChunkBytes = ChunkBytes<F>();
+  const int64_t chunks = a.x.chunks, blocks = a.w->cols / 32;
+  __m512 acc[kR][1];
+#pragma GCC unroll 4
+  for (int i = 0; i < kR; ++i) acc[i][0] = _mm512_setzero_ps();
+  PrefetchScalesAhead<F>(g.scales[0], a.w->cols, kR);
   for (int64_t k = 0; k < chunks; ++k) {
     const int in_chunk = static_cast<int>(Min(kInt8ChunkBlocks, blocks - k * kInt8ChunkBlocks));
     const __mmask64 m = in_chunk == 4 ? ~__mmask64{0} : (__mmask64{1} << (16 * in_chunk)) - 1;
+    const __m512i q_lo = _mm512_loadu_si512(a.x.q + k * 128);
+    const __m512i q_hi = _mm512_loadu_si512(a.x.q + k * 128 + 64);
+    const __m512i correction = _mm512_loadu_si512(a.x.correction + k * 16);
+    const __m512 d = _mm512_loadu_ps(a.x.scale + k * 16);
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
       Prefetch(g.bytes[i], k * kChunkBytes + kPrefetchBytes);
@@ -147,22 +208,71 @@ void Tile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
       __m512i lo, hi;
       ChunkWeights<F>(g.bytes[i] + k * kChunkBytes, in_chunk, m, &lo, &hi);
       const __m512 sw = WeightScales<F>(g.scales[i], k, in_chunk);
+      __m512i dot = _mm512_dpbusd_epi32(correction, lo, q_lo);
+      dot = _mm512_dpbusd_epi32(dot, hi, q_hi);
+      acc[i][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sw, d), acc[i][0]);
+    }
+  }
+  StoreSums<1>(a, g, 0, r, acc);
+}
+
+// y[t0 + t, r + i] for t < TB, i < g.nr from the biased form. Full chunks and the partial last
+// one are separate loops, so the main loop has no per-chunk mask or branch; the activations of
+// chunk k for the tile's tokens are one stretch at q + k * tokens * 128 (constant offsets t * 128).
+template <WeightFormat F, int TB>
+void BiasedTile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
+  constexpr int kR = kDecodeRowGroup;
+  constexpr int64_t kChunkBytes = ChunkBytes<F>();
+  const int64_t blocks = a.w->cols / 32, full = blocks / kInt8ChunkBlocks;
+  const int64_t q_step = a.x.tokens * 128, s_step = a.x.tokens * 16;
+  __m512 acc[kR][TB];
+#pragma GCC unroll 4
+  for (int i = 0; i < kR; ++i) {
+#pragma GCC unroll 4
+    for (int t = 0; t < TB; ++t) acc[i][t] = _mm512_setzero_ps();
+  }
+  if (t0 == 0) PrefetchScalesAhead<F>(g.scales[0], a.w->cols, kR);
+  auto chunk = [&](int64_t k, int in_chunk, __mmask64 m) K3_INLINE_LAMBDA {
+    const uint8_t* q = a.x.q + k * q_step + t0 * 128;
+    const float* d = a.x.scale + k * s_step + t0 * 16;
+#pragma GCC unroll 4
+    for (int i = 0; i < kR; ++i) {
+      Prefetch(g.bytes[i], k * kChunkBytes + kPrefetchBytes);
+      if constexpr (kChunkBytes > 64) Prefetch(g.bytes[i], k * kChunkBytes + 64 + kPrefetchBytes);
+      __m512i lo, hi;
+      SignedChunkWeights<F>(g.bytes[i] + k * kChunkBytes, in_chunk, m, &lo, &hi);
+      const __m512 sw = WeightScales<F>(g.scales[i], k, in_chunk);
+      const __m512i start = NegatedBiasSums(lo, hi);
 #pragma GCC unroll 4
       for (int t = 0; t < TB; ++t) {
-        const int64_t at = (t0 + t) * chunks + k;
-        const __m512i correction = _mm512_loadu_si512(a.x.correction + at * 16);
-        __m512i dot = _mm512_dpbusd_epi32(correction, lo, _mm512_loadu_si512(a.x.q + at * 128));
-        dot = _mm512_dpbusd_epi32(dot, hi, _mm512_loadu_si512(a.x.q + at * 128 + 64));
-        const __m512 scale = _mm512_mul_ps(sw, _mm512_loadu_ps(a.x.scale + at * 16));
+        __m512i dot = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(q + t * 128), lo);
+        dot = _mm512_dpbusd_epi32(dot, _mm512_loadu_si512(q + t * 128 + 64), hi);
+        const __m512 scale = _mm512_mul_ps(sw, _mm512_loadu_ps(d + t * 16));
         acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[i][t]);
       }
     }
+  };
+  for (int64_t k = 0; k < full; ++k) chunk(k, kInt8ChunkBlocks, ~__mmask64{0});
+  if (const int rest = static_cast<int>(blocks - full * kInt8ChunkBlocks); rest > 0) {
+    chunk(full, rest, (__mmask64{1} << (16 * rest)) - 1);
   }
-  const int64_t ldy = a.w->rows;
-#pragma GCC unroll 4
-  for (int t = 0; t < TB; ++t) {
-    for (int i = 0; i < g.nr; ++i) a.y[(t0 + t) * ldy + r + i] = _mm512_reduce_add_ps(acc[i][t]);
-  }
+  StoreSums<TB>(a, g, t0, r, acc);
+}
+
+template <WeightFormat F>
+void BiasedTiles(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
+  ForEachTokenTile(a.x.tokens, kMaxTokens, [&](int64_t t0, int tb) {
+    switch (tb) {
+      case 1:
+        return BiasedTile<F, 1>(a, g, t0, r);
+      case 2:
+        return BiasedTile<F, 2>(a, g, t0, r);
+      case 3:
+        return BiasedTile<F, 3>(a, g, t0, r);
+      default:
+        return BiasedTile<F, 4>(a, g, t0, r);
+    }
+  });
 }
 
 template <WeightFormat F>
@@ -181,21 +291,10 @@ void DecodeRowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
       g.bytes[i] = base + row * row_bytes;
       g.scales[i] = FourBitScaleRow(w, row);
     }
-    for (int64_t t0 = 0; t0 < a.x.tokens; t0 += kMaxTokens) {
-      switch (Min(kMaxTokens, a.x.tokens - t0)) {
-        case 1:
-          Tile<F, 1>(a, g, t0, r);
-          break;
-        case 2:
-          Tile<F, 2>(a, g, t0, r);
-          break;
-        case 3:
-          Tile<F, 3>(a, g, t0, r);
-          break;
-        default:
-          Tile<F, 4>(a, g, t0, r);
-          break;
-      }
+    if (a.x.biased) {
+      BiasedTiles<F>(a, g, r);
+    } else {
+      SignedTile<F>(a, g, r);
     }
   }
 }
@@ -211,7 +310,53 @@ void DecodeRows(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
   }
 }
 
-constexpr Int8Kernels kKernels = {&DecodeRows};
+// Lanes of v that are NaN or infinite (all exponent bits set).
+K3_INLINE __mmask16 NonFinite(__m512 v) {
+  const __m512i exponent = _mm512_set1_epi32(0x7F800000);
+  return _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(v), exponent), exponent);
+}
+
+// Int8Kernels::quantize_row: QuantizeBlock's arithmetic (matmul_int8.cc) on 32 columns at a time:
+// amax, d = amax / 127 and the lifted 127 / amax in scalar float as there, x times it rounded to
+// nearest even and clamped, even and odd columns apart; a non-finite block gets d = NaN and q = 0.
+void QuantizeRow(const float* x, int64_t cols, int64_t t, int64_t tokens, bool biased, uint8_t* q,
+                 float* scale) {
+  const __m512i evens =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
+  const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+  const __m128i bias = _mm_set1_epi8(biased ? static_cast<char>(0x80) : 0);
+  for (int64_t b = 0; b < cols / 32; ++b) {
+    const __m512 x0 = _mm512_loadu_ps(x + b * 32), x1 = _mm512_loadu_ps(x + b * 32 + 16);
+    const bool finite = (NonFinite(x0) | NonFinite(x1)) == 0;
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
+    const int64_t entry = (b / kInt8ChunkBlocks) * tokens + t, slot = b % kInt8ChunkBlocks;
+    uint8_t* even = q + entry * 128 + slot * 16;
+    float d = 0.0f;
+    __m128i qe = _mm_setzero_si128(), qo = _mm_setzero_si128();
+    if (!finite) {
+      d = std::numeric_limits<float>::quiet_NaN();
+    } else if (amax != 0.0f) {
+      d = amax / 127.0f;
+      const float lift = BlockLift(amax);
+      const __m512 lifts = _mm512_set1_ps(lift), inverse = _mm512_set1_ps(127.0f / (amax * lift));
+      auto quantize = [&](__m512i index) K3_INLINE_LAMBDA {
+        const __m512 lifted = _mm512_mul_ps(_mm512_permutex2var_ps(x0, index, x1), lifts);
+        const __m512 v = _mm512_mul_ps(lifted, inverse);
+        const __m512i r =
+            _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(r, lo), hi));
+      };
+      qe = quantize(evens);
+      qo = quantize(odds);
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(even), _mm_xor_si128(qe, bias));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(even + 64), _mm_xor_si128(qo, bias));
+    _mm_storeu_ps(scale + entry * 16 + slot * 4, _mm_set1_ps(d));
+  }
+}
+
+constexpr Int8Kernels kKernels = {&DecodeRows, &QuantizeRow};
 
 }  // namespace
 
