@@ -230,9 +230,8 @@ Int8Activations QuantizeActivationsInt8(const float* x, int64_t tokens, int64_t 
   const NewActivations n = EmptyActivations(tokens, cols, arena);
   const Int8Kernels& k = VnniKernels();
   for (int64_t t = 0; t < tokens; ++t) {
-    k.quantize_row(x + t * cols, cols, t, tokens, n.a.biased, n.q, n.scale);
+    k.quantize_row(x + t * cols, cols, t, tokens, WeightOffset(format), n.q, n.scale, n.correction);
   }
-  FillCorrection(n, cols, format);
   return n.a;
 }
 

@@ -88,11 +88,11 @@ struct Int8DecodeArgs {
 struct Int8Kernels {
   // y[:, r0 .. r1) for every token.
   void (*decode_rows)(const Int8DecodeArgs& args, int64_t r0, int64_t r1);
-  // Token t's q and scale entries (of `tokens`, in the form `biased` says) from its row x [cols],
-  // the same bytes and floats as QuantizeActivationsInt8Portable; the signed form's correction
-  // is left to the caller.
-  void (*quantize_row)(const float* x, int64_t cols, int64_t t, int64_t tokens, bool biased,
-                       uint8_t* q, float* scale);
+  // Token t's q, scale and (signed form: correction != nullptr, for weights stored with
+  // `offset`) correction entries, of `tokens`, from its row x [cols]: the same values as
+  // QuantizeActivationsInt8Portable. The biased form is taken when correction is nullptr.
+  void (*quantize_row)(const float* x, int64_t cols, int64_t t, int64_t tokens, int32_t offset,
+                       uint8_t* q, float* scale, int32_t* correction);
 };
 
 // AVX512-VNNI kernels; call only when CpuHasAvx512Vnni().

@@ -319,8 +319,9 @@ K3_INLINE __mmask16 NonFinite(__m512 v) {
 // Int8Kernels::quantize_row: QuantizeBlock's arithmetic (matmul_int8.cc) on 32 columns at a time:
 // amax, d = amax / 127 and the lifted 127 / amax in scalar float as there, x times it rounded to
 // nearest even and clamped, even and odd columns apart; a non-finite block gets d = NaN and q = 0.
-void QuantizeRow(const float* x, int64_t cols, int64_t t, int64_t tokens, bool biased, uint8_t* q,
-                 float* scale) {
+void QuantizeRow(const float* x, int64_t cols, int64_t t, int64_t tokens, int32_t offset,
+                 uint8_t* q, float* scale, int32_t* correction) {
+  const bool biased = correction == nullptr;
   const __m512i evens =
       _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
@@ -349,6 +350,13 @@ void QuantizeRow(const float* x, int64_t cols, int64_t t, int64_t tokens, bool b
       };
       qe = quantize(evens);
       qo = quantize(odds);
+    }
+    if (!biased) {  // lane m: the 4 even and 4 odd q of columns 8m .. 8m + 7 (bytes 4m .. 4m + 3)
+      const __m128i ones = _mm_set1_epi8(1);
+      const __m128i sums =
+          _mm_dpbusd_epi32(_mm_dpbusd_epi32(_mm_setzero_si128(), ones, qe), ones, qo);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(correction + entry * 16 + slot * 4),
+                       _mm_mullo_epi32(sums, _mm_set1_epi32(-offset)));
     }
     _mm_storeu_si128(reinterpret_cast<__m128i*>(even), _mm_xor_si128(qe, bias));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(even + 64), _mm_xor_si128(qo, bias));
