@@ -189,14 +189,12 @@ template <WeightFormat F>
 void SignedTile(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
   constexpr int kR = kDecodeRowGroup;
   constexpr int64_t kChunkBytes = ChunkBytes<F>();
-  const int64_t chunks = a.x.chunks, blocks = a.w->cols / 32;
+  const int64_t blocks = a.w->cols / 32;
   __m512 acc[kR][1];
 #pragma GCC unroll 4
   for (int i = 0; i < kR; ++i) acc[i][0] = _mm512_setzero_ps();
   PrefetchScalesAhead<F>(g.scales[0], a.w->cols, kR);
-  for (int64_t k = 0; k < chunks; ++k) {
-    const int in_chunk = static_cast<int>(Min(kInt8ChunkBlocks, blocks - k * kInt8ChunkBlocks));
-    const __mmask64 m = in_chunk == 4 ? ~__mmask64{0} : (__mmask64{1} << (16 * in_chunk)) - 1;
+  auto chunk = [&](int64_t k, int in_chunk, __mmask64 m) K3_INLINE_LAMBDA {
     const __m512i q_lo = _mm512_loadu_si512(a.x.q + k * 128);
     const __m512i q_hi = _mm512_loadu_si512(a.x.q + k * 128 + 64);
     const __m512i correction = _mm512_loadu_si512(a.x.correction + k * 16);
@@ -212,6 +210,11 @@ void SignedTile(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
       dot = _mm512_dpbusd_epi32(dot, hi, q_hi);
       acc[i][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sw, d), acc[i][0]);
     }
+  };
+  const int64_t full = blocks / kInt8ChunkBlocks;
+  for (int64_t k = 0; k < full; ++k) chunk(k, kInt8ChunkBlocks, ~__mmask64{0});
+  if (const int rest = static_cast<int>(blocks - full * kInt8ChunkBlocks); rest > 0) {
+    chunk(full, rest, (__mmask64{1} << (16 * rest)) - 1);
   }
   StoreSums<1>(a, g, 0, r, acc);
 }
