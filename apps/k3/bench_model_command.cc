@@ -169,7 +169,8 @@ struct Limits {
 };
 
 // vdpbf16ps does 2x FP32 FMA's flops per instruction; AMX has no measured peak: FP32's stands in.
-Limits MeasureLimits(base::ThreadPool& pool) {
+// With integer products the vpdpbusd peak is printed beside FP32's, which the roofline keeps.
+Limits MeasureLimits(base::ThreadPool& pool, bool integer_products) {
   K3_LOG(kInfo) << "measuring memory read bandwidth and peak FMA rates";
   Limits limits{kernels::MeasureReadBandwidthGBs(&pool), kernels::MeasurePeakFp32Gflops(&pool)};
   const bool dpbf16 = kernels::GetGemmPrecision() == kernels::GemmPrecision::kBf16 &&
@@ -179,7 +180,14 @@ Limits MeasureLimits(base::ThreadPool& pool) {
   std::printf("limits: read bandwidth %.1f GB/s (one thread alone %.1f), peak FP32 %.1f GFLOP/s",
               limits.bandwidth, limits.one_thread_bandwidth, limits.peak);
   if (dpbf16) std::printf(", peak vdpbf16ps %.1f GFLOP/s (prefill's)", limits.prefill_peak);
-  std::printf(", %zu threads\n\n", pool.parallelism());
+  std::printf(", %zu threads\n", pool.parallelism());
+  if (integer_products && kernels::MatMulHasInt8Dot()) {
+    std::printf(
+        "integer products: peak vpdpbusd %.1f GOP/s; the roofline's compute term stays the "
+        "FP32 peak, so its fractions overstate how near they run to their own peak\n",
+        kernels::MeasurePeakInt8Gops(&pool));
+  }
+  std::printf("\n");
   return limits;
 }
 
@@ -348,7 +356,9 @@ int RunBenchModel(BenchModelFlags& f) {
               kernels::LatentDtypeName(f.cache_dtype),
               static_cast<long>(model::MlaCache::BytesPerToken(c, f.cache_dtype)),
               f.decode_context);
-  const Limits limits = MeasureLimits(pool);
+  const Limits limits = MeasureLimits(
+      pool, f.quant == model::WeightQuant::kInt8 ||
+                kernels::GetFourBitActivations() == kernels::FourBitActivations::kInt8);
   if (!f.llama_cpp.dir.empty()) return CompareWithLlamaCpp(m, f, dir, limits, pool);
   PrintDecode(m, f, limits);
   std::printf("\n");

@@ -93,6 +93,8 @@ struct Int8Kernels {
   // QuantizeActivationsInt8Portable. The biased form is taken when correction is nullptr.
   void (*quantize_row)(const float* x, int64_t cols, int64_t t, int64_t tokens, int32_t offset,
                        uint8_t* q, float* scale, int32_t* correction);
+  // Register-resident vpdpbusd chains (the roofline's integer peak); returns the operations run.
+  double (*dot_loop)(int64_t iterations);
 };
 
 // AVX512-VNNI kernels; call only when CpuHasAvx512Vnni().

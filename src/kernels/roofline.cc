@@ -11,6 +11,7 @@
 
 #include "base/aligned_buffer.h"
 #include "base/check.h"
+#include "kernels/matmul_int8.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/roofline_detail.h"
 
@@ -148,6 +149,11 @@ double MeasurePeakFp32Gflops(base::ThreadPool* pool) {
 double MeasurePeakBf16Gflops(base::ThreadPool* pool) {
   if (!detail::CpuHasAvx512Bf16()) return 0.0;
   return MeasureLoopGflops(detail::Avx512Bf16Kernels().dot_loop, pool, 4 << 20, 10);
+}
+
+double MeasurePeakInt8Gops(base::ThreadPool* pool) {
+  if (!detail::CpuHasAvx512Vnni()) return 0.0;
+  return MeasureLoopGflops(detail::VnniKernels().dot_loop, pool, 4 << 20, 10);
 }
 
 namespace detail {

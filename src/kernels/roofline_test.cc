@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/matmul_detail.h"
+#include "kernels/matmul_int8.h"
 #include "kernels/roofline_detail.h"
 
 namespace k3::kernels {
@@ -21,6 +22,16 @@ TEST(RooflineTest, PeakGflopsPerIsaIsPositive) {
         << detail::IsaName(isa);
     EXPECT_GT(detail::MeasurePeakFp32GflopsWithIsa(isa, nullptr, 20000, 1), 0.1)
         << detail::IsaName(isa);
+  }
+}
+
+TEST(RooflineTest, IntegerPeakIsPositiveWhereTheCpuHasVnni) {
+  base::ThreadPool pool(2);
+  const double gops = MeasurePeakInt8Gops(&pool);
+  if (detail::CpuHasAvx512Vnni()) {
+    EXPECT_GT(gops, 0.1);
+  } else {
+    EXPECT_EQ(gops, 0.0);
   }
 }
 

@@ -106,6 +106,13 @@ def main():
         check(line is not None and
               line[0] == "bf16-panels (both models --expert-activations int8)",
               f"label with --expert-activations: {line}", failures)
+        # The integer products' own peak beside FP32's, where the CPU runs them (VNNI).
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            vnni = "avx512_vnni" in cpuinfo.read()
+        check(("peak vpdpbusd" in both.stdout) == vnni,
+              f"vpdpbusd peak line with VNNI {vnni}: {both.stdout[:600]}", failures)
+    if panels.returncode == 0:
+        check("peak vpdpbusd" not in panels.stdout, "vpdpbusd peak on an exact run", failures)
 
     bad = run(k3, model, "--weight-quant", "int3")
     check(bad.returncode != 0 and "--weight-quant" in bad.stderr,
