@@ -368,7 +368,7 @@ void QuantizeRow(const float* x, int64_t cols, int64_t t, int64_t tokens, int32_
 }
 
 // Int8Kernels::dot_loop: 16 independent vpdpbusd chains of 1 x 1 bytes (each step adds 4 per
-// lane: 4 << 20 iterations stay far below 2^31). Counts 2 operations per multiply-add.
+// lane: a chain stays below 2^31 for up to 2^28 iterations). Counts 2 operations per multiply-add.
 double DotLoop(int64_t iterations) {
   constexpr int kChains = 16;
   __m512i acc[kChains];
@@ -379,10 +379,11 @@ double DotLoop(int64_t iterations) {
 #pragma GCC unroll 16
     for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], ones, ones);
   }
-  __m512i sum = acc[0];
+  // Folded by xor into one lane: an add over all lanes and chains would pass 2^31.
+  __m512i fold = acc[0];
 #pragma GCC unroll 16
-  for (int i = 1; i < kChains; ++i) sum = _mm512_add_epi32(sum, acc[i]);
-  volatile int sink = _mm512_reduce_add_epi32(sum);
+  for (int i = 1; i < kChains; ++i) fold = _mm512_xor_si512(fold, acc[i]);
+  volatile int sink = _mm_cvtsi128_si32(_mm512_castsi512_si128(fold));
   (void)sink;
   return static_cast<double>(iterations) * kChains * 64 * 2;
 }
