@@ -168,6 +168,25 @@ constexpr int64_t ChunkBytes() {
   return F == WeightFormat::kInt8Block ? 128 : 64;
 }
 
+// Prefetches row chunk k + kPrefetchBytes ahead (an int8 chunk is two cache lines).
+template <WeightFormat F>
+K3_INLINE void PrefetchChunk(const uint8_t* row, int64_t k) {
+  constexpr int64_t kChunkBytes = ChunkBytes<F>();
+  Prefetch(row, k * kChunkBytes + kPrefetchBytes);
+  if constexpr (kChunkBytes > 64) Prefetch(row, k * kChunkBytes + 64 + kPrefetchBytes);
+}
+
+// chunk(k, blocks in it, byte mask) for the row's full chunks, then for the partial last one:
+// two loops, so the main one has no per-chunk mask or branch.
+template <class Fn>
+K3_INLINE void ForEachChunk(int64_t blocks, const Fn& chunk) {
+  const int64_t full = blocks / kInt8ChunkBlocks;
+  for (int64_t k = 0; k < full; ++k) chunk(k, static_cast<int>(kInt8ChunkBlocks), ~__mmask64{0});
+  if (const int rest = static_cast<int>(blocks - full * kInt8ChunkBlocks); rest > 0) {
+    chunk(full, rest, (__mmask64{1} << (16 * rest)) - 1);
+  }
+}
+
 // Writes the tile's sums: y[t0 + t, r + i] for t < TB, i < g.nr.
 template <int TB>
 K3_INLINE void StoreSums(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r,
@@ -201,8 +220,7 @@ void SignedTile(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
     const __m512 d = _mm512_loadu_ps(a.x.scale + k * 16);
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
-      Prefetch(g.bytes[i], k * kChunkBytes + kPrefetchBytes);
-      if constexpr (kChunkBytes > 64) Prefetch(g.bytes[i], k * kChunkBytes + 64 + kPrefetchBytes);
+      PrefetchChunk<F>(g.bytes[i], k);
       __m512i lo, hi;
       ChunkWeights<F>(g.bytes[i] + k * kChunkBytes, in_chunk, m, &lo, &hi);
       const __m512 sw = WeightScales<F>(g.scales[i], k, in_chunk);
@@ -211,11 +229,7 @@ void SignedTile(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
       acc[i][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sw, d), acc[i][0]);
     }
   };
-  const int64_t full = blocks / kInt8ChunkBlocks;
-  for (int64_t k = 0; k < full; ++k) chunk(k, kInt8ChunkBlocks, ~__mmask64{0});
-  if (const int rest = static_cast<int>(blocks - full * kInt8ChunkBlocks); rest > 0) {
-    chunk(full, rest, (__mmask64{1} << (16 * rest)) - 1);
-  }
+  ForEachChunk(blocks, chunk);
   StoreSums<1>(a, g, 0, r, acc);
 }
 
@@ -226,7 +240,7 @@ template <WeightFormat F, int TB>
 void BiasedTile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
   constexpr int kR = kDecodeRowGroup;
   constexpr int64_t kChunkBytes = ChunkBytes<F>();
-  const int64_t blocks = a.w->cols / 32, full = blocks / kInt8ChunkBlocks;
+  const int64_t blocks = a.w->cols / 32;
   const int64_t q_step = a.x.tokens * 128, s_step = a.x.tokens * 16;
   __m512 acc[kR][TB];
 #pragma GCC unroll 4
@@ -240,8 +254,7 @@ void BiasedTile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
     const float* d = a.x.scale + k * s_step + t0 * 16;
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
-      Prefetch(g.bytes[i], k * kChunkBytes + kPrefetchBytes);
-      if constexpr (kChunkBytes > 64) Prefetch(g.bytes[i], k * kChunkBytes + 64 + kPrefetchBytes);
+      PrefetchChunk<F>(g.bytes[i], k);
       __m512i lo, hi;
       SignedChunkWeights<F>(g.bytes[i] + k * kChunkBytes, in_chunk, m, &lo, &hi);
       const __m512 sw = WeightScales<F>(g.scales[i], k, in_chunk);
@@ -255,10 +268,7 @@ void BiasedTile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
       }
     }
   };
-  for (int64_t k = 0; k < full; ++k) chunk(k, kInt8ChunkBlocks, ~__mmask64{0});
-  if (const int rest = static_cast<int>(blocks - full * kInt8ChunkBlocks); rest > 0) {
-    chunk(full, rest, (__mmask64{1} << (16 * rest)) - 1);
-  }
+  ForEachChunk(blocks, chunk);
   StoreSums<TB>(a, g, t0, r, acc);
 }
 
