@@ -166,10 +166,13 @@ struct Limits {
   // below `bandwidth`, a core's own stream (its outstanding misses / memory latency) caps decode
   // before the memory does.
   double one_thread_bandwidth = 0;
+  // GOP/s of vpdpbusd (two per 8-bit multiply-add, as FLOP/s count an FMA), measured where
+  // integer products run; 0: not measured, FP32's peak bounds every product.
+  double int8_peak = 0;
 };
 
 // vdpbf16ps does 2x FP32 FMA's flops per instruction; AMX has no measured peak: FP32's stands in.
-// With integer products the vpdpbusd peak is printed beside FP32's, which the roofline keeps.
+// With integer products the vpdpbusd peak bounds their multiply-adds (CostOfStep says which).
 Limits MeasureLimits(base::ThreadPool& pool, bool integer_products) {
   K3_LOG(kInfo) << "measuring memory read bandwidth and peak FMA rates";
   Limits limits{kernels::MeasureReadBandwidthGBs(&pool), kernels::MeasurePeakFp32Gflops(&pool)};
@@ -182,10 +185,11 @@ Limits MeasureLimits(base::ThreadPool& pool, bool integer_products) {
   if (dpbf16) std::printf(", peak vdpbf16ps %.1f GFLOP/s (prefill's)", limits.prefill_peak);
   std::printf(", %zu threads\n", pool.parallelism());
   if (integer_products && kernels::MatMulHasInt8Dot()) {
+    limits.int8_peak = kernels::MeasurePeakInt8Gops(&pool);
     std::printf(
-        "integer products: peak vpdpbusd %.1f GOP/s; the roofline's compute term stays the "
-        "FP32 peak, so its fractions overstate how near they run to their own peak\n",
-        kernels::MeasurePeakInt8Gops(&pool));
+        "integer products: peak vpdpbusd %.1f GOP/s; the roofline's compute term takes the "
+        "products that run on integer dots at this peak, the others at FP32's\n",
+        limits.int8_peak);
   }
   std::printf("\n");
   return limits;
@@ -201,8 +205,11 @@ StepCost DecodeCost(const model::Model& m, const BenchModelFlags& f, int batch) 
 double RooflineStepSeconds(const model::Model& m, const BenchModelFlags& f, int batch,
                            const Limits& limits) {
   const StepCost cost = DecodeCost(m, f, batch);
-  return std::max(cost.bytes / (limits.bandwidth * 1e9),
-                  2.0 * cost.macs_per_token * batch / (limits.peak * 1e9));
+  const double int8_macs = limits.int8_peak > 0 ? cost.int8_macs_per_token : 0.0;
+  const double compute_s = 2.0 * batch *
+                           ((cost.macs_per_token - int8_macs) / (limits.peak * 1e9) +
+                            (int8_macs > 0 ? int8_macs / (limits.int8_peak * 1e9) : 0.0));
+  return std::max(cost.bytes / (limits.bandwidth * 1e9), compute_s);
 }
 
 void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& limits) {

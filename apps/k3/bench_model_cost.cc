@@ -1,7 +1,9 @@
 #include "apps/k3/bench_model_cost.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "kernels/matmul.h"
 #include "model/state.h"
 
 namespace k3::app {
@@ -44,42 +46,41 @@ StepCost CostOfStep(const model::Model& m, int batch, int64_t context,
   const auto& c = m.config();
   const auto& w = m.weights();
   StepCost cost;
-  auto add = [&](const model::WeightMatrix& x, double share = 1.0) {
-    cost.bytes += MatrixBytes(x) * share;
+  // A product of `tokens` tokens per call by x, `calls` calls a step: its bytes, and per token of
+  // the batch `share` of its multiply-adds (the fraction of the batch's tokens it sees).
+  auto product = [&](const model::WeightMatrix& x, int64_t tokens, double calls, double share) {
+    cost.bytes += MatrixBytes(x) * calls;
+    const double macs = double(x.rows) * x.cols * share;
+    cost.macs_per_token += macs;
+    if (kernels::MatMulRunsInt8(tokens, x)) cost.int8_macs_per_token += macs;
   };
-  auto mlp = [&](const model::MlpWeights& x, double share = 1.0) {
-    add(x.gate, share);
-    add(x.up, share);
-    add(x.down, share);
+  auto dense = [&](const model::WeightMatrix& x) { product(x, batch, 1.0, 1.0); };
+  auto mlp = [&](const model::MlpWeights& x) {
+    for (const auto* p : {&x.gate, &x.up, &x.down}) dense(*p);
   };
-  add(w.lm_head);
-  cost.macs_per_token += double(w.lm_head.rows) * w.lm_head.cols;
+  dense(w.lm_head);
   for (const auto& l : w.layers) {
     for (const auto* x : {&l.kda.q, &l.kda.k, &l.kda.v, &l.kda.f_a, &l.kda.f_b, &l.kda.beta,
                           &l.kda.g, &l.kda.g_a, &l.kda.g_b, &l.kda.o, &l.mla.q_a, &l.mla.q_b,
                           &l.mla.q, &l.mla.kv_a, &l.mla.kv_b, &l.mla.g, &l.mla.o}) {
-      add(*x);
-      cost.macs_per_token += double(x->rows) * x->cols;
+      dense(*x);
     }
     if (!l.moe) {
       mlp(l.dense);
-      cost.macs_per_token += 3.0 * l.dense.gate.rows * l.dense.gate.cols;
       continue;
     }
     const auto& moe = l.moe_weights;
-    add(moe.router);
-    add(moe.latent_down);
-    add(moe.latent_up);
+    dense(moe.router);
+    dense(moe.latent_down);
+    dense(moe.latent_up);
     if (moe.has_shared) mlp(moe.shared);
+    // Each token's top_k experts out of E: `distinct` experts touched, each by batch k / distinct
+    // tokens on average.
     const double e = c.moe.num_experts, k = c.moe.top_k;
     const double distinct = e * (1.0 - std::pow(1.0 - k / e, batch));
-    mlp(moe.experts[0], distinct);
+    const auto per_expert = std::max<int64_t>(1, std::llround(batch * k / distinct));
     const auto& x = moe.experts[0];
-    cost.macs_per_token +=
-        double(moe.router.rows) * moe.router.cols +
-        2.0 * moe.latent_down.rows * moe.latent_down.cols +
-        (moe.has_shared ? 3.0 * moe.shared.gate.rows * moe.shared.gate.cols : 0) +
-        k * 3.0 * x.gate.rows * x.gate.cols;
+    for (const auto* p : {&x.gate, &x.up, &x.down}) product(*p, per_expert, distinct, k);
   }
   cost.sequence_bytes = batch * SequenceBytes(c, context, cache_dtype);
   cost.bytes += cost.sequence_bytes;

@@ -18,8 +18,10 @@ int64_t MatrixBytes(const model::WeightMatrix& w);
 // With `context` > 0 the bytes also count each sequence's own memory at that context: its latent
 // cache entries read by every MLA layer (in `cache_dtype`), and its KDA recurrent and
 // short-convolution states read and written back (fp32).
+// int8_macs_per_token: the part of macs_per_token in products that run on integer dots
+// (kernels::MatMulRunsInt8 at the expected tokens per call), bound by that instruction's peak.
 struct StepCost {
-  double bytes = 0, macs_per_token = 0;
+  double bytes = 0, macs_per_token = 0, int8_macs_per_token = 0;
   double sequence_bytes = 0;  // the cache and state part of `bytes`
 };
 StepCost CostOfStep(const model::Model& m, int batch, int64_t context = 0,

@@ -313,6 +313,15 @@ std::vector<Isa> SupportedIsas() {
   return isas;
 }
 
+// kInt8Block runs W8A8 in every regime (its weights need no decoding, so the token-tiled kernel
+// also serves as the GEMM).
+bool RunsInt8(Isa isa, Regime regime, const WeightMatrix& w) {
+  if (isa != Isa::kAvx512 || !CpuHasAvx512Vnni()) return false;
+  if (w.format == WeightFormat::kInt8Block) return true;
+  return regime == Regime::kDecode && IsFourBit(w.format) &&
+         GetFourBitActivations() == FourBitActivations::kInt8;
+}
+
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
                    float* y, base::ThreadPool* pool, base::Arena* scratch) {
   CheckWeights(w);
@@ -335,16 +344,8 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (regime == Regime::kAuto) {
     regime = AutoPicksDecode(isa, tokens, w) ? Regime::kDecode : Regime::kGemm;
   }
-  // kInt8Block runs W8A8 in every regime where VNNI exists (its weights need no decoding, so the
-  // token-tiled kernel also serves as the GEMM); 4-bit weights only in the decode regime.
-  const bool vnni = isa == Isa::kAvx512 && CpuHasAvx512Vnni();
-  if (vnni && w.format == WeightFormat::kInt8Block) {
-    return MatMulInt8Decode(x, tokens, w, y, pool, arena);
-  }
+  if (RunsInt8(isa, regime, w)) return MatMulInt8Decode(x, tokens, w, y, pool, arena);
   if (regime == Regime::kDecode) {
-    if (vnni && IsFourBit(w.format) && GetFourBitActivations() == FourBitActivations::kInt8) {
-      return MatMulInt8Decode(x, tokens, w, y, pool, arena);
-    }
     if (UseDpbf16Decode(isa, tokens, w))
       return MatMulAvx512Bf16Decode(x, tokens, w, y, pool, arena);
     return MatMulDecode(k, x, tokens, w, y, pool, arena);
@@ -453,6 +454,13 @@ void DequantizeRowWithIsa(Isa isa, const WeightMatrix& w, int64_t row, float* ou
 void MatMul(const float* x, int64_t tokens, const WeightMatrix& w, float* y, base::ThreadPool* pool,
             base::Arena* scratch) {
   detail::MatMulWithIsa(detail::BestIsa(), detail::Regime::kAuto, x, tokens, w, y, pool, scratch);
+}
+
+bool MatMulRunsInt8(int64_t tokens, const WeightMatrix& w) {
+  const detail::Isa isa = detail::BestIsa();
+  if (isa == detail::Isa::kScalar || w.format == WeightFormat::kBf16Panels) return false;
+  const bool decode = detail::AutoPicksDecode(isa, tokens, w);
+  return detail::RunsInt8(isa, decode ? detail::Regime::kDecode : detail::Regime::kGemm, w);
 }
 
 void MatMulReference(const float* x, int64_t tokens, const WeightMatrix& w, float* y) {

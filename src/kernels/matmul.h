@@ -177,5 +177,9 @@ void SetFourBitActivations(FourBitActivations activations);
 FourBitActivations GetFourBitActivations();
 // Whether kInt8 runs on this machine (AVX512-VNNI).
 bool MatMulHasInt8Dot();
+// Whether MatMul of `tokens` tokens by `w` multiplies through integer dots on this machine under
+// the current settings (kInt8Block weights, or 4-bit ones with kInt8 activations in the decode
+// regime): which peak bounds the product, for rooflines.
+bool MatMulRunsInt8(int64_t tokens, const WeightMatrix& w);
 
 }  // namespace k3::kernels

@@ -38,6 +38,11 @@ bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w);
 // UseDpbf16Decode.
 bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w);
 
+// Whether MatMulWithIsa multiplies through integer dots (matmul_int8.h) in the resolved `regime`:
+// kInt8Block wherever AVX512-VNNI exists, 4-bit formats in the decode regime under
+// FourBitActivations::kInt8.
+bool RunsInt8(Isa isa, Regime regime, const WeightMatrix& w);
+
 // MatMul on a chosen level and regime. `isa` must be supported.
 void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const WeightMatrix& w,
                    float* y, base::ThreadPool* pool = nullptr, base::Arena* scratch = nullptr);

@@ -398,5 +398,37 @@ TEST(Int8ActivationsTest, SettingReachesThePublicEntryOnlyInTheDecodeRegime) {
   EXPECT_EQ(0, std::memcmp(got.data(), exact.data(), got.size() * sizeof(float)));
 }
 
+// MatMulRunsInt8 says what MatMul does: whether its outputs are the integer definition's (to
+// float32 accumulation) rather than the exact product's, for every format, setting and regime.
+TEST(Int8ActivationsTest, RunsInt8SaysWhichProductRan) {
+  std::mt19937 rng(11);
+  for (const FormatCase& f : kFormats) {
+    TestWeights t;
+    FillRandom(t, f, 16, 256, rng);
+    const int64_t gemm = detail::DecodeMaxTokens(detail::BestIsa(), t.w.format) + 1;
+    for (int64_t n : {int64_t{1}, int64_t{5}, gemm}) {
+      const std::vector<float> x = Activations(static_cast<size_t>(n * 256), rng);
+      std::vector<float> exact(static_cast<size_t>(n * 16)), int8(exact.size());
+      MatMulReference(x.data(), n, t.w, exact.data());
+      detail::MatMulInt8Definition(x.data(), n, t.w, int8.data());
+      for (bool on : {false, true}) {
+        SetFourBitActivations(on ? FourBitActivations::kInt8 : FourBitActivations::kFp32);
+        std::vector<float> got(exact.size());
+        MatMul(x.data(), n, t.w, got.data());
+        double to_exact = 0.0, to_int8 = 0.0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          to_exact += std::fabs(double{got[i]} - exact[i]);
+          to_int8 += std::fabs(double{got[i]} - int8[i]);
+        }
+        const bool ran_int8 = to_int8 < to_exact;
+        EXPECT_EQ(MatMulRunsInt8(n, t.w), ran_int8)
+            << f.name << " tokens " << n << " setting " << on << " distances " << to_exact << " / "
+            << to_int8;
+        SetFourBitActivations(FourBitActivations::kFp32);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace k3::kernels
