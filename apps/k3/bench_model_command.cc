@@ -44,6 +44,7 @@ struct BenchModelFlags {
   int chunked_prefill = 1024;  // a prompt prefilled in chunks, as the engine runs a long one
   int prefill_chunk = 64;
   int decode_steps = 8;
+  int decode_rounds = 3;  // per batch, each after its own bandwidth reading (PrintDecode)
   bool compare_bf16 = true;
   size_t threads = 0;
   int numa_node = -1;
@@ -212,17 +213,35 @@ double RooflineStepSeconds(const model::Model& m, const BenchModelFlags& f, int 
   return std::max(cost.bytes / (limits.bandwidth * 1e9), compute_s);
 }
 
-void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& limits) {
-  Table decode({"decode batch", "tokens/s", "ms/step", "MB read/step", "of which cache/state",
-                "roofline ms/step", "fraction of roofline"});
+// Each batch is timed f.decode_rounds times, each round right after its own bandwidth reading, so
+// a round's fraction compares its steps with the memory system of the same seconds (this VM's
+// reading moves between ~37 and ~80 GB/s from one minute to the next). The table gives medians
+// and each figure's range over the rounds.
+void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& limits,
+                 base::ThreadPool& pool) {
+  Table decode({"decode batch", "tokens/s", "tokens/s range", "ms/step", "MB read/step",
+                "of which cache/state", "GB/s read", "roofline ms/step", "fraction range",
+                "fraction of roofline"});
   for (int batch : f.batches) {
-    K3_LOG(kInfo) << "decode, batch " << batch;
-    const double tps = DecodeTokensPerSecond(m, f, batch);
-    const double step_ms = batch / tps * 1e3;
-    const double roof_ms = RooflineStepSeconds(m, f, batch, limits) * 1e3;
+    K3_LOG(kInfo) << "decode, batch " << batch << " (" << f.decode_rounds << " rounds)";
+    std::vector<double> tps, bandwidth, roof_ms, fraction;
+    for (int round = 0; round < f.decode_rounds; ++round) {
+      Limits now = limits;
+      if (f.decode_rounds > 1) now.bandwidth = kernels::MeasureReadBandwidthGBs(&pool);
+      tps.push_back(DecodeTokensPerSecond(m, f, batch));
+      bandwidth.push_back(now.bandwidth);
+      roof_ms.push_back(RooflineStepSeconds(m, f, batch, now) * 1e3);
+      fraction.push_back(roof_ms.back() / (batch / tps.back() * 1e3));
+      K3_LOG(kInfo) << "  round " << round + 1 << ": read bandwidth " << Fixed(now.bandwidth)
+                    << " GB/s, " << Fixed(tps.back()) << " tokens/s, " << Fixed(fraction.back(), 2)
+                    << " of the roofline";
+    }
+    const double median_tps = Median(tps);
     const StepCost cost = DecodeCost(m, f, batch);
-    decode.Row({std::to_string(batch), Fixed(tps), Fixed(step_ms, 2), Fixed(cost.bytes / 1e6),
-                Fixed(cost.sequence_bytes / 1e6), Fixed(roof_ms, 2), Fixed(roof_ms / step_ms, 2)});
+    decode.Row({std::to_string(batch), Fixed(median_tps), Range(tps, 1),
+                Fixed(batch / median_tps * 1e3, 2), Fixed(cost.bytes / 1e6),
+                Fixed(cost.sequence_bytes / 1e6), Fixed(Median(bandwidth)),
+                Fixed(Median(roof_ms), 2), Range(fraction, 2), Fixed(Median(fraction), 2)});
   }
   decode.Print();
 }
@@ -367,7 +386,7 @@ int RunBenchModel(BenchModelFlags& f) {
       pool, f.quant == model::WeightQuant::kInt8 ||
                 kernels::GetFourBitActivations() == kernels::FourBitActivations::kInt8);
   if (!f.llama_cpp.dir.empty()) return CompareWithLlamaCpp(m, f, dir, limits, pool);
-  PrintDecode(m, f, limits);
+  PrintDecode(m, f, limits, pool);
   std::printf("\n");
   PrintPrefill(m, f, limits);
   PrintChunkedPrefill(m, f);
@@ -407,6 +426,11 @@ CommandFn AddBenchModelCommand(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--decode-steps", f->decode_steps, "Timed decode steps per batch size")
       ->capture_default_str();
+  app.add_option("--decode-rounds", f->decode_rounds,
+                 "Timings per batch size, each right after its own bandwidth reading (medians "
+                 "and ranges are printed; 1 = one timing against the first reading)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
   app.add_flag("!--no-bf16-compare", f->compare_bf16, "Skip the MXFP4 vs BF16 expert comparison");
   app.add_option("--threads", f->threads, "Worker threads (0 = all cores)");
   AddNumaNodeFlag(app, &f->numa_node);

@@ -48,4 +48,17 @@ std::string Ratio(double ours, double theirs) {
   return Fixed(ours / theirs, 1) + "x";
 }
 
+double Median(std::vector<double> values) {
+  if (values.empty()) return -1;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::string Range(const std::vector<double>& values, int decimals) {
+  if (values.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  return Fixed(*lo, decimals) + "-" + Fixed(*hi, decimals);
+}
+
 }  // namespace k3::app

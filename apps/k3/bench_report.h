@@ -34,5 +34,9 @@ class Table {
 std::string Fixed(double value, int decimals = 1);
 // "21.4x", or "-" when either side is missing.
 std::string Ratio(double ours, double theirs);
+// The median of `values` (the mean of the middle two for an even count); -1 when empty.
+double Median(std::vector<double> values);
+// "lo-hi" of `values` with Fixed's decimals; "-" when empty.
+std::string Range(const std::vector<double>& values, int decimals = 1);
 
 }  // namespace k3::app

@@ -95,12 +95,7 @@ struct PeerSamples {
   double Min() const {
     return values.empty() ? -1 : *std::min_element(values.begin(), values.end());
   }
-  double Median() const {
-    if (values.empty()) return -1;
-    std::vector<double> v = values;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  }
+  double Median() const { return k3::app::Median(values); }
   std::string MinMedian() const { return Fixed(Min()) + " / " + Fixed(Median()); }
 };
 

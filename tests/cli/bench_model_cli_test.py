@@ -8,7 +8,8 @@ the roofline is measured from); a load-time weight conversion prints its logit e
 checkpoint loaded as stored, labelled with the flags that made it (`--expert-activations` is
 process-wide, so the label says the reference ran with it too), and the BF16 panels (the same
 values, one FMA chain per output) stay within float32 rounding of it; a bad flag value is
-refused with the flag's name and a non-zero exit.
+refused with the flag's name and a non-zero exit. Decode figures are medians of timed rounds, each
+logged with its own bandwidth reading, and lie inside the ranges printed beside them.
 
 Usage: bench_model_cli_test.py K3_BINARY DEMO_MODEL_DIR
 """
@@ -47,6 +48,10 @@ def check_tables(out, batches, prefill, failures):
         tokens_per_s, fraction = float(r[1]), float(r[-1])
         check(tokens_per_s > 0, f"decode speed {r}", failures)
         check(0 <= fraction < 100, f"decode fraction of roofline {r}", failures)
+        # Medians of the rounds, each inside its "lo-hi" range over them (rounding allowed).
+        for median, cell, slack in ((tokens_per_s, r[2], 0.05), (fraction, r[-2], 0.005)):
+            lo, hi = (float(v) for v in cell.split("-"))
+            check(lo - slack <= median <= hi + slack, f"median outside its range {r}", failures)
     rows = table_rows(out, "prefill tokens")
     check([r[0] for r in rows] == [str(p) for p in prefill], f"prefill rows {rows}", failures)
     for r in rows:
@@ -72,6 +77,12 @@ def main():
     if plain.returncode == 0:
         check_tables(plain.stdout, [1, 3], [16], failures)
         check(quant_line(plain.stdout) is None, "no conversion, yet an error line", failures)
+        # Three timed rounds per batch by default, each logged with its own bandwidth reading.
+        rounds = re.findall(r"round (\d): read bandwidth [0-9.]+ GB/s", plain.stderr)
+        check(rounds == ["1", "2", "3"] * 2, f"decode rounds logged: {rounds}", failures)
+    one = run(k3, model, "--batches", "2", "--prefill", "", "--decode-rounds", "1")
+    check(one.returncode == 0 and len(re.findall(r"round \d:", one.stderr)) == 1,
+          f"--decode-rounds 1: exit {one.returncode}, {one.stderr[-1000:]}", failures)
 
     # The default, auto, says what it chose; the error line follows that choice.
     default = run(k3, model, "--batches", "1", "--prefill", "")
@@ -117,6 +128,11 @@ def main():
     bad = run(k3, model, "--weight-quant", "int3")
     check(bad.returncode != 0 and "--weight-quant" in bad.stderr,
           f"bad --weight-quant: exit {bad.returncode}, stderr {bad.stderr[-500:]}", failures)
+
+    bad_rounds = run(k3, model, "--decode-rounds", "0")
+    check(bad_rounds.returncode != 0 and "--decode-rounds" in bad_rounds.stderr,
+          f"bad --decode-rounds: exit {bad_rounds.returncode}, {bad_rounds.stderr[-500:]}",
+          failures)
 
     for f in failures:
         print("FAIL:", f)
