@@ -23,6 +23,7 @@ import random
 import subprocess
 import sys
 
+import data_compose as C
 import data_pools as P
 import data_variety as V
 
@@ -36,11 +37,26 @@ COPY_KINDS = KINDS + [("copy", 48)]
 # more requests that need no tool (data_variety.py), no_tool and json drawn more often. The
 # held-out draws ignore it too.
 VARIETY_WEIGHTS = {"no_tool": 24, "json": 18}
+# --compose (the stop-49 fine-tune): in training only, this share of tool requests and JSON
+# requests is put together from parts (data_compose.py) instead of drawn from a template list.
+COMPOSE_SHARE = 0.5
 
 INTENTS = list(P.ASK)
 # "Repeat these words" requests (chat and copy records); the last two are held-out phrasings.
 REPEAT_PHRASINGS = ["Repeat after me: {w}", "Say exactly this: {w}", "Echo: {w}", "Copy this text: {w}",
                     "Please repeat: {w}", "Return these words unchanged: {w}"]
+# response_format requests (json records); the last two of each are held-out phrasings.
+JSON_PHRASINGS = {
+    "person": ["Extract the person: {n} is {a} years old and lives in {c}.",
+               "{n}, aged {a}, lives in {c}. Give me the details as JSON.",
+               "Parse this: {n} ({a}) from {c}.", "Turn into JSON: {n}, {a} years, {c}.",
+               "Who is this? {n} is {a} and based in {c}.", "Record the person {n} from {c}, age {a}."],
+    "order": ["Order {q} {p}. Reply in JSON with product and quantity.",
+              "I want {q} of the {p}. JSON with product and quantity please.",
+              "As JSON (product, quantity): {q} x {p}.", "Give product and quantity as JSON: {q} {p}.",
+              "JSON please, product and quantity, for {q} {p}.",
+              "Put {q} {p} into a JSON object with product and quantity."],
+}
 
 
 def training_kinds(copy_practice, variety):
@@ -52,9 +68,10 @@ def training_kinds(copy_practice, variety):
 
 
 class Gen:
-    def __init__(self, rng, heldout, copy_practice=False, variety=False):
+    def __init__(self, rng, heldout, copy_practice=False, variety=False, compose=False):
         self.rng, self.heldout = rng, heldout
         self.variety = variety and not heldout
+        self.compose = compose and not heldout
         self.letters_share = 0.5 if copy_practice else 0.0
 
     def pick(self, pool):
@@ -69,6 +86,13 @@ class Gen:
         if self.heldout:
             return self.rng.choice(templates[-2:])
         return self.rng.choice(templates[:-2] + list(extra) if self.variety else templates[:-2])
+
+    def request(self, intent, templates, extra=()):
+        """phrase(), or with --compose in training COMPOSE_SHARE of the time a composed template
+        (no extra random draw without --compose: the other data sets stay byte-identical)."""
+        if self.compose and self.rng.random() < COMPOSE_SHARE:
+            return C.template(self.rng, intent, JSON_PHRASINGS)
+        return self.phrase(templates, extra)
 
     def date(self):
         m, d = self.rng.randrange(12), self.rng.randint(1, 28)
@@ -107,7 +131,7 @@ class Gen:
         elif intent == "set_reminder":
             a = {"text": self.pick(P.REMINDER_TEXTS), "date": a["date"], "time": self.time()}
         slots = dict(a, **s)
-        return self.phrase(P.ASK[intent], V.EXTRA_ASK[intent]).format(**slots), a
+        return self.request(intent, P.ASK[intent], V.EXTRA_ASK[intent]).format(**slots), a
 
     def follow_up(self, intent, city):
         """-> (user text, arguments dict) of a second-turn request about the first turn's city."""
@@ -218,24 +242,14 @@ class Gen:
         r = self.rng
         if r.random() < 0.5:
             name, age, city = f"{self.pick(P.NAMES)} {self.pick(P.SURNAMES)}", r.randint(18, 90), self.pick(P.CITIES)
-            q = self.phrase(["Extract the person: {n} is {a} years old and lives in {c}.",
-                             "{n}, aged {a}, lives in {c}. Give me the details as JSON.",
-                             "Parse this: {n} ({a}) from {c}.", "Turn into JSON: {n}, {a} years, {c}.",
-                             "Who is this? {n} is {a} and based in {c}.",
-                             "Record the person {n} from {c}, age {a}."],
-                            V.EXTRA_JSON["person"]).format(n=name, a=age, c=city)
+            q = self.request("person", JSON_PHRASINGS["person"], V.EXTRA_JSON["person"]).format(n=name, a=age, c=city)
             schema = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"},
                                                        "city": {"type": "string"}},
                       "required": ["name", "age", "city"], "additionalProperties": False}
             fmt = {"type": "json_schema", "json_schema": {"name": "person", "schema": schema, "strict": True}}
             return q, fmt, {"name": name, "age": age, "city": city}
         prod, qty = self.pick(P.PRODUCTS), r.randint(1, 20)
-        q = self.phrase(["Order {q} {p}. Reply in JSON with product and quantity.",
-                         "I want {q} of the {p}. JSON with product and quantity please.",
-                         "As JSON (product, quantity): {q} x {p}.", "Give product and quantity as JSON: {q} {p}.",
-                         "JSON please, product and quantity, for {q} {p}.",
-                         "Put {q} {p} into a JSON object with product and quantity."],
-                        V.EXTRA_JSON["order"]).format(q=qty, p=prod)
+        q = self.request("order", JSON_PHRASINGS["order"], V.EXTRA_JSON["order"]).format(q=qty, p=prod)
         return q, {"type": "json_object"}, {"product": prod, "quantity": qty}
 
 
@@ -332,9 +346,9 @@ def build(g, kind):
     return {"kind": kind, "request": req, "completion": completion, "expect": expect}
 
 
-def generate(n, seed, heldout, copy_practice=False, variety=False):
+def generate(n, seed, heldout, copy_practice=False, variety=False, compose=False):
     rng = random.Random(f"{seed}-{'heldout' if heldout else 'train'}")
-    g = Gen(rng, heldout, copy_practice, variety)
+    g = Gen(rng, heldout, copy_practice, variety, compose)
     kinds, weights = zip(*(KINDS if heldout else training_kinds(copy_practice, variety)))
     return [build(g, rng.choices(kinds, weights)[0]) for _ in range(n)]
 
@@ -364,13 +378,15 @@ def main():
                     help="experiment: add random-letter copy records and random-letter invented entities to training")
     ap.add_argument("--variety", action="store_true",
                     help="training only: more phrasings, dressed requests, more no-tool requests (data_variety.py)")
+    ap.add_argument("--compose", action="store_true",
+                    help="training only: half of the tool and JSON requests composed from parts (data_compose.py)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     model = args.model or os.path.join(args.out, "demo")
     if not args.model:
         subprocess.run([args.k3, "render", "--write-demo", model], check=True)
     for split, n in (("train", args.train), ("heldout", args.heldout)):
-        records = generate(n, args.seed, split == "heldout", args.copy_practice, args.variety)
+        records = generate(n, args.seed, split == "heldout", args.copy_practice, args.variety, args.compose)
         with open(os.path.join(args.out, f"{split}.jsonl"), "w") as f:
             f.writelines(json.dumps(x) + "\n" for x in records)
         counts = render(args.k3, model, records, os.path.join(args.out, f"{split}.ids.jsonl"))

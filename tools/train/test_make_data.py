@@ -3,7 +3,8 @@
 
     /usr/bin/python3 tools/train/test_make_data.py [--k3 build/release/apps/k3/k3 --work DIR]
 
-Without --k3: the generator is deterministic for a seed; held-out records use no training entity
+Without --k3: the generator is deterministic for a seed (--variety and --compose leave the held-out
+set as it is and use none of its wordings); held-out records use no training entity
 pool member that training records use, and training records no held-out entity; tool-call
 arguments are taken from the user's words; every kind and the three thinking modes occur.
 With --k3: make_data.py renders a small set through `k3 render`; every completion ends with the
@@ -23,6 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import data_pools as P  # noqa: E402
 import copy_probe  # noqa: E402
+import data_compose as C  # noqa: E402
+import data_variety as V  # noqa: E402
 import make_data  # noqa: E402
 
 FAILURES = []
@@ -68,11 +71,57 @@ def pure_checks():
     print(f"generator: {len(train)} training and {len(held)} held-out records, kinds {dict(kinds)}")
     copy_checks(held)
     variety_checks(held)
+    compose_checks(held)
 
 
 def template_regex(template):
     """A regex that finds a phrasing whatever fills its {slots}."""
     return re.compile(".+?".join(re.escape(piece) for piece in re.split(r"\{[a-z_]+\}", template)))
+
+
+def user_texts(records):
+    return [m["content"] for r in records for m in r["request"]["messages"] if m["role"] == "user"]
+
+
+def held_phrasings_in(users):
+    """The held-out templates (tool requests, follow-ups, repeats, JSON requests) that some of
+    the user texts match, whatever fills the slots."""
+    lists = [ts for group in (P.ASK, P.FOLLOW_UP, make_data.JSON_PHRASINGS) for ts in group.values()]
+    held_templates = [t for ts in lists for t in ts[-2:]] + make_data.REPEAT_PHRASINGS[-2:]
+    patterns = [template_regex(t) for t in held_templates]
+    return {p.pattern for p in patterns for u in users if p.search(u)}
+
+
+def compose_checks(held):
+    """--compose: composed requests in training only, each template MIN_DISTANCE words from every
+    held-out wording of its intent, the arguments still in the user's words."""
+    composed = make_data.generate(3000, 0, False, copy_practice=True, variety=True, compose=True)
+    check(make_data.generate(600, 0, True, copy_practice=True, variety=True, compose=True) == held,
+          "compose leaves the held-out set alone")
+    seen = held_phrasings_in(user_texts(composed))
+    check(not seen, f"composed records use held-out phrasings: {sorted(seen)[:3]}")
+    rng, near = random.Random(3), []
+    for intent in list(P.ASK) + list(make_data.JSON_PHRASINGS):
+        held_words = [C.words(t) for t in C.heldout_templates(intent, make_data.JSON_PHRASINGS)]
+        for _ in range(500):
+            t = C.template(rng, intent, make_data.JSON_PHRASINGS)
+            near += [(t, h) for h in held_words if C.distance(C.words(t), h) < C.MIN_DISTANCE]
+    check(not near, f"composed templates near a held-out one: {near[:2]}")
+    check(C.distance(C.words("Time in {city} please."), C.words("Time in {city}, thanks.")) == 1,
+          "word distance counts a swapped word once")
+    bad = [(r["request"]["messages"][-1]["content"], v) for r in composed for call in r["expect"].get("tool_calls", [])
+           for k, v in call["arguments"].items() if k in ("city", "origin", "destination", "symbol", "text", "time")
+           and str(v) not in words_of(r)[0]]
+    check(not bad, f"composed arguments not in the user's words: {bad[:2]}")
+    jsons = [r for r in composed if r["kind"] == "json"]
+    check(all(str(v) in words_of(r)[0] for r in jsons for v in r["expect"]["json"].values()),
+          "composed JSON values are in the user's words")
+    distinct = {template_regex(t).pattern for group in (P.ASK, make_data.JSON_PHRASINGS) for ts in group.values()
+                for t in ts}
+    extra = [t for ts in list(V.EXTRA_ASK.values()) + list(V.EXTRA_JSON.values()) for t in ts]
+    distinct |= {template_regex(t).pattern for t in extra}
+    fresh = [u for u in user_texts(composed) if not any(re.search(d, u) for d in distinct)]
+    check(len(fresh) > 800, f"composed requests occur: {len(fresh)}")
 
 
 def variety_checks(held):
@@ -81,11 +130,8 @@ def variety_checks(held):
     varied = make_data.generate(3000, 0, False, copy_practice=True, variety=True)
     check(make_data.generate(600, 0, True, copy_practice=True, variety=True) == held,
           "variety leaves the held-out set alone")
-    held_templates = [t for lists in (P.ASK, P.FOLLOW_UP) for ts in lists.values() for t in ts[-2:]]
-    held_templates += make_data.REPEAT_PHRASINGS[-2:]
-    patterns = [template_regex(t) for t in held_templates]
-    users = [m["content"] for r in varied for m in r["request"]["messages"] if m["role"] == "user"]
-    seen = {p.pattern for p in patterns for u in users if p.search(u)}
+    users = user_texts(varied)
+    seen = held_phrasings_in(users)
     check(not seen, f"training records use held-out phrasings: {sorted(seen)[:3]}")
     for pool in (P.CITIES, P.NAMES, P.PRODUCTS):
         leaked = [w for r in varied for w in words_of(r)[1] & set(P.split(pool, True))]
