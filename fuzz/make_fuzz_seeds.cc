@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
 
   SeedWriter encode(out / "tokenizer_encode_fuzzer");
   SeedWriter pretokenize(out / "pretokenizer_fuzzer");
+  SeedWriter bpe_trainer(out / "bpe_trainer_fuzzer");
   SeedWriter decode(out / "tokenizer_decode_fuzzer");
   SeedWriter ranks(out / "tiktoken_ranks_fuzzer");
 
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
       std::string text = Truncate(c["text"].get<std::string>());
       encode.Write(text);
       pretokenize.Write(text);
+      bpe_trainer.Write(text);
       decode.Write(IdBytes(c["ids"]));
     }
   }

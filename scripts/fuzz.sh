@@ -31,7 +31,7 @@ cmake --preset fuzz "${configure_args[@]}" >/dev/null
 targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
          tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer k3_render_fuzzer
          output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer kvwire_fuzzer
-         client_stream_fuzzer)
+         client_stream_fuzzer bpe_trainer_fuzzer)
 # Only the fuzz targets and the seed writer (the preset's tests are built and run by the asan
 # preset already).
 cmake --build "$build" -j "${K3_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}" make_fuzz_seeds

@@ -25,6 +25,7 @@ CommandFn AddSweepCommand(CLI::App& app);
 CommandFn AddRouteCommand(CLI::App& app);
 CommandFn AddVerifyCommand(CLI::App& app);
 CommandFn AddRenderCommand(CLI::App& app);
+CommandFn AddTrainVocabCommand(CLI::App& app);
 // The live router's options on `k3 route` itself (route_serve_command.cc).
 CommandFn AddRouteServeOptions(CLI::App& app);
 

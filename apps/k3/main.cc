@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   add("detokenize", "Token ids on stdin -> text on stdout", k3::app::AddDetokenizeCommand);
   add("render", "Chat requests -> the token ids k3 serve would run (and a completion's ids)",
       k3::app::AddRenderCommand);
+  add("train-vocab", "Learns a BPE vocabulary from a text corpus and writes a K3 tokenizer folder",
+      k3::app::AddTrainVocabCommand);
   add("generate", "Greedy decoding on a checkpoint folder (debugging the model runtime)",
       k3::app::AddGenerateCommand);
   add("sample", "Samples JSON constrained by each schema of a file (checks structured outputs)",

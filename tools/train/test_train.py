@@ -8,7 +8,9 @@ step 2, then --resume to step 6.  The exported folder must load in `k3 generate`
 tokens on a held-out prompt must equal model.py's (float64) on the same checkpoint.  Then a warm
 restart (--init) at learning rate 0 must export the very same values (the export's values load
 and re-export exactly), from xz-compressed training data that must read as the plain file does,
-and plot_loss.py must put the two runs of the appended log on one step axis.
+and plot_loss.py must put the two runs of the appended log on one step axis.  Last, a vocabulary
+learned from the data (make_vocab.py, `k3 train-vocab`) renders the same records in fewer tokens, and
+a model trained on it (--tokenizer) exports with that tokenizer and generates as model.py does.
 """
 import argparse
 import json
@@ -69,6 +71,45 @@ def warm_restart(data, out, work):
     return failures
 
 
+def greedy_same(k3, ckpt, prompt, n):
+    """Whether `k3 generate` and model.py (float64) give the same n greedy tokens after prompt."""
+    got = subprocess.run([k3, "generate", "--model", ckpt, "--prompt-ids", " ".join(map(str, prompt)),
+                          "--max-tokens", str(n), "--ids", "--ignore-eos", "--kv-cache-dtype", "fp32", "--threads", "1"],
+                         check=True, capture_output=True, text=True).stdout.split()
+    model, _ = checkpoint.load(ckpt, torch.float64)
+    seq = list(prompt)
+    with torch.no_grad():
+        for _ in range(n):
+            seq.append(int(np.argmax(model(torch.tensor([seq]))[0, -1].numpy())))
+    return [int(x) for x in got] == seq[len(prompt):]
+
+
+def learned_vocabulary(k3, data, work):
+    """make_vocab.py on the data, the same records rendered with it, a short run on them -> failures."""
+    failures, vocab, data_v = [], os.path.join(work, "vocab"), os.path.join(work, "data_vocab")
+    subprocess.run([sys.executable, os.path.join(HERE, "make_vocab.py"), "--k3", k3, "--data", data, "--out", vocab,
+                    "--vocab-size", "1024"], check=True, capture_output=True)
+    subprocess.run([sys.executable, os.path.join(HERE, "make_data.py"), "--k3", k3, "--out", data_v, "--model", vocab,
+                    "--train", "40", "--heldout", "4"], check=True, capture_output=True)
+    if open(os.path.join(data, "train.jsonl")).read() != open(os.path.join(data_v, "train.jsonl")).read():
+        failures.append("--model changed the records, not only their ids")
+    count = lambda d: sum(len(r["prompt_ids"]) + len(r["completion_ids"])  # noqa: E731
+                          for r in map(json.loads, open(os.path.join(d, "train.ids.jsonl"))))
+    before, after = count(data), count(data_v)
+    if not after < 0.8 * before:
+        failures.append(f"the learned vocabulary did not shorten the data: {before} -> {after} tokens")
+    out = os.path.join(work, "ckpt_vocab")
+    train(data_v, out, 2, extra=["--tokenizer", vocab])
+    if open(os.path.join(out, "tiktoken.model")).read() != open(os.path.join(vocab, "tiktoken.model")).read():
+        failures.append("the export does not carry the learned tokenizer")
+    prompt = json.loads(open(os.path.join(data_v, "heldout.ids.jsonl")).readline())["prompt_ids"]
+    if not greedy_same(k3, out, prompt, 8):
+        failures.append("k3 generate and model.py differ on the learned-vocabulary export")
+    print(f"learned vocabulary: {before} -> {after} tokens for the same 40 conversations; "
+          f"{'trains and generates' if not failures else 'FAILED'}")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k3", required=True)
@@ -91,20 +132,12 @@ def main():
     print(f"train: losses {[r['loss'] for r in first + resumed if 'loss' in r]}; held-out completion loss "
           f"{final['heldout_completion_loss_exact']} exact, {final['heldout_completion_loss_mxfp4']} MXFP4")
     prompt = json.loads(open(os.path.join(data, "heldout.ids.jsonl")).readline())["prompt_ids"]
-    n = 16
-    got = subprocess.run([args.k3, "generate", "--model", out, "--prompt-ids", " ".join(map(str, prompt)),
-                          "--max-tokens", str(n), "--ids", "--ignore-eos", "--kv-cache-dtype", "fp32", "--threads", "1"],
-                         check=True, capture_output=True, text=True).stdout.split()
-    model, _ = checkpoint.load(out, torch.float64)
-    seq = list(prompt)
-    with torch.no_grad():
-        for _ in range(n):
-            seq.append(int(np.argmax(model(torch.tensor([seq]))[0, -1].numpy())))
-    same = [int(x) for x in got] == seq[len(prompt):]
+    same = greedy_same(args.k3, out, prompt, 16)
     print(f"k3 generate on the trained export: {'same tokens as model.py' if same else 'DIFFERENT tokens'}")
     if not same:
         failures.append("k3 generate and model.py differ on the exported checkpoint")
     failures += warm_restart(data, out, args.work)
+    failures += learned_vocabulary(args.k3, data, args.work)
     for f in failures:
         print("FAIL:", f)
     print("PASS" if not failures else f"{len(failures)} FAILURES")

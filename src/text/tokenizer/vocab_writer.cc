@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/base64.h"
+#include "text/tokenizer/pretokenizer.h"
 
 namespace k3::text {
 namespace {
@@ -38,29 +39,37 @@ std::vector<Piece> InitialPieces(std::string_view words) {
 }
 
 // The heaviest adjacent pair over all pieces, the smallest (a, b) among equals; nullopt when
-// every piece is a single token. The ordered map makes ties resolve the same everywhere.
+// every piece is a single token. The tie rule makes the result independent of hash order.
 std::optional<std::pair<int, int>> HeaviestPair(const std::vector<Piece>& pieces) {
-  std::map<std::pair<int, int>, int64_t> counts;
+  std::unordered_map<uint64_t, int64_t> counts;
   for (const Piece& p : pieces) {
-    for (size_t i = 0; i + 1 < p.ids.size(); ++i) counts[{p.ids[i], p.ids[i + 1]}] += p.weight;
+    for (size_t i = 0; i + 1 < p.ids.size(); ++i) {
+      counts[(static_cast<uint64_t>(p.ids[i]) << 32) | static_cast<uint32_t>(p.ids[i + 1])] +=
+          p.weight;
+    }
   }
   if (counts.empty()) return std::nullopt;
   auto best = counts.begin();
   for (auto it = counts.begin(); it != counts.end(); ++it) {
-    if (it->second > best->second) best = it;
+    if (it->second > best->second || (it->second == best->second && it->first < best->first)) {
+      best = it;
+    }
   }
-  return best->first;
+  return std::pair<int, int>(static_cast<int>(best->first >> 32),
+                             static_cast<int>(best->first & 0xffffffffu));
 }
 
-// Replaces every adjacent (a, b) in `ids`, left to right, by `merged`.
+// Replaces every adjacent (a, b) in `ids`, left to right, by `merged` (in place: the write
+// position never passes the read position).
 void ApplyMerge(int a, int b, int merged, std::vector<int>* ids) {
-  std::vector<int> out;
-  for (size_t i = 0; i < ids->size(); ++i) {
-    const bool pair = i + 1 < ids->size() && (*ids)[i] == a && (*ids)[i + 1] == b;
-    out.push_back(pair ? merged : (*ids)[i]);
-    if (pair) ++i;
+  std::vector<int>& v = *ids;
+  size_t write = 0;
+  for (size_t read = 0; read < v.size(); ++read, ++write) {
+    const bool pair = read + 1 < v.size() && v[read] == a && v[read + 1] == b;
+    v[write] = pair ? merged : v[read];
+    if (pair) ++read;
   }
-  *ids = std::move(out);
+  v.resize(write);
 }
 
 // K3's named reserved ids, as offsets from the first special id (tokenizer_config.json of Kimi K3:
@@ -95,16 +104,16 @@ bool IsAdditional(std::string_view name) {
          name.starts_with("<|media_") || name == "<osagent_mode>";
 }
 
-}  // namespace
-
-std::vector<std::string> TrainBpeVocabulary(std::string_view words, int num_merges) {
+// The merge loop of both trainers. Pieces that became one token are dropped as it goes (they
+// hold no pair), so late merges only scan the pieces still split.
+std::vector<std::string> TrainOnPieces(std::vector<Piece> pieces, int num_merges,
+                                       const std::function<void(int)>& on_progress) {
   std::vector<std::string> tokens;
   std::unordered_map<std::string, int> ids;
   for (int b = 0; b < 256; ++b) {
     tokens.emplace_back(1, static_cast<char>(b));
     ids[tokens.back()] = b;
   }
-  std::vector<Piece> pieces = InitialPieces(words);
   const size_t target = 256 + static_cast<size_t>(std::max(num_merges, 0));
   while (tokens.size() < target) {
     const auto pair = HeaviestPair(pieces);
@@ -114,8 +123,33 @@ std::vector<std::string> TrainBpeVocabulary(std::string_view words, int num_merg
     auto [found, inserted] = ids.emplace(joined, static_cast<int>(tokens.size()));
     if (inserted) tokens.push_back(std::move(joined));
     for (Piece& p : pieces) ApplyMerge(a, b, found->second, &p.ids);
+    std::erase_if(pieces, [](const Piece& p) { return p.ids.size() < 2; });
+    const int merges = static_cast<int>(tokens.size()) - 256;
+    if (on_progress && merges % 256 == 0) on_progress(merges);
   }
   return tokens;
+}
+
+}  // namespace
+
+std::vector<std::string> TrainBpeVocabulary(std::string_view words, int num_merges) {
+  return TrainOnPieces(InitialPieces(words), num_merges, {});
+}
+
+std::vector<std::string> TrainBpeVocabularyOnText(std::string_view text, int num_merges,
+                                                  const std::function<void(int)>& on_progress) {
+  std::unordered_map<std::string_view, int64_t> counts;
+  ForEachPiece(PretokenizerKind::kKimi, text,
+               [&](size_t begin, size_t end) { ++counts[text.substr(begin, end - begin)]; });
+  // Sorted, so that the pieces' order (and with it nothing else) does not follow hash order.
+  std::map<std::string_view, int64_t> sorted(counts.begin(), counts.end());
+  std::vector<Piece> pieces;
+  for (const auto& [piece, count] : sorted) {
+    Piece p{{}, count};
+    for (unsigned char c : piece) p.ids.push_back(c);
+    pieces.push_back(std::move(p));
+  }
+  return TrainOnPieces(std::move(pieces), num_merges, on_progress);
 }
 
 std::string TiktokenModelText(std::span<const std::string> tokens) {

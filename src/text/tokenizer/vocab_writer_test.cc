@@ -150,5 +150,47 @@ TEST_F(WrittenVocabularyTest, RoundTripsAnyText) {
   }
 }
 
+// Corpus training: pieces weigh their counts and merges never cross a piece boundary, so the
+// pieces that occur most become one token each (and encode to it), the first merges come from
+// the frequent pieces, and the written vocabulary decodes the corpus's encoding back exactly.
+TEST(VocabWriterTest, TrainsOnCorpusPiecesByCount) {
+  std::string corpus;
+  for (int i = 0; i < 40; ++i) corpus += "Weather in Paris? call tool=\"get_weather\" 2026-07-14. ";
+  for (int i = 0; i < 3; ++i) corpus += "zyx vbk ";
+  std::vector<int> progress;
+  const std::vector<std::string> tokens =
+      TrainBpeVocabularyOnText(corpus, 300, [&](int merges) { progress.push_back(merges); });
+  ASSERT_GT(tokens.size(), 256u);
+  ASSERT_LT(tokens.size(), 256u + 300u) << "stops once every piece is one token";
+  EXPECT_EQ(TrainBpeVocabularyOnText(corpus, 300), tokens) << "deterministic";
+  std::set<std::string> seen(tokens.begin(), tokens.end());
+  EXPECT_EQ(seen.size(), tokens.size()) << "duplicate tokens";
+  for (const char* piece :
+       {" Paris", "Weather", " call", " tool", "=\"", "get", "_weather", " in"}) {
+    EXPECT_TRUE(seen.count(piece)) << "'" << piece << "' is not one token";
+  }
+  for (const std::string& t : tokens) {
+    EXPECT_EQ(t.find(" Paris?"), std::string::npos) << "a merge crossed a piece boundary: " << t;
+  }
+  const int64_t first = static_cast<int64_t>(tokens.size());
+  auto loaded =
+      Tokenizer::FromKimiFiles(TiktokenModelText(tokens), K3TokenizerConfigJson(first, 4096));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  auto ids = (*loaded)->Encode(" Paris", SpecialMode::kNone);
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(ids->size(), 1u);
+  auto back = (*loaded)->Decode(*(*loaded)->Encode(corpus, SpecialMode::kNone));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, corpus);
+  EXPECT_TRUE(progress.empty() || progress.front() == 256);
+  // Counts weigh: the first merges come from the 40-times pieces, none from the 3-times ones.
+  const std::vector<std::string> first_merges = TrainBpeVocabularyOnText(corpus, 8);
+  for (size_t rank = 256; rank < first_merges.size(); ++rank) {
+    const std::string& t = first_merges[rank];
+    EXPECT_TRUE(corpus.substr(0, corpus.find("zyx")).find(t) != std::string::npos) << t;
+    EXPECT_EQ(std::string(" zyx vbk").find(t), std::string::npos) << t;
+  }
+}
+
 }  // namespace
 }  // namespace k3::text
