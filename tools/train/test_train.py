@@ -26,6 +26,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import checkpoint  # noqa: E402
+import make_vocab  # noqa: E402
 import plot_loss  # noqa: E402
 import train as train_py  # noqa: E402
 
@@ -105,6 +106,11 @@ def learned_vocabulary(k3, data, work):
     prompt = json.loads(open(os.path.join(data_v, "heldout.ids.jsonl")).readline())["prompt_ids"]
     if not greedy_same(k3, out, prompt, 8):
         failures.append("k3 generate and model.py differ on the learned-vocabulary export")
+    plain, _ = make_vocab.corpus_text(k3, data, 40)
+    neutral, _ = make_vocab.corpus_text(k3, data, 40, neutral_entities=True)
+    entity = make_vocab.entity_pattern()
+    if not entity.search(plain) or entity.search(neutral) or "get_weather" not in neutral:
+        failures.append("--neutral-entities must cut the pools' words (and only those) out of the corpus")
     print(f"learned vocabulary: {before} -> {after} tokens for the same 40 conversations; "
           f"{'trains and generates' if not failures else 'FAILED'}")
     return failures
