@@ -125,7 +125,7 @@ std::vector<std::string> TrainOnPieces(std::vector<Piece> pieces, int num_merges
     for (Piece& p : pieces) ApplyMerge(a, b, found->second, &p.ids);
     std::erase_if(pieces, [](const Piece& p) { return p.ids.size() < 2; });
     const int merges = static_cast<int>(tokens.size()) - 256;
-    if (on_progress && merges % 256 == 0) on_progress(merges);
+    if (inserted && on_progress && merges % 256 == 0) on_progress(merges);
   }
   return tokens;
 }
@@ -141,7 +141,8 @@ std::vector<std::string> TrainBpeVocabularyOnText(std::string_view text, int num
   std::unordered_map<std::string_view, int64_t> counts;
   ForEachPiece(PretokenizerKind::kKimi, text,
                [&](size_t begin, size_t end) { ++counts[text.substr(begin, end - begin)]; });
-  // Sorted, so that the pieces' order (and with it nothing else) does not follow hash order.
+  // Sorted: the result depends only on the counts and the tie rule, and a fixed piece order keeps
+  // the work (and any future change to it) independent of hash order too.
   std::map<std::string_view, int64_t> sorted(counts.begin(), counts.end());
   std::vector<Piece> pieces;
   for (const auto& [piece, count] : sorted) {
