@@ -49,20 +49,39 @@ def run_lengths(m):
 
 def replay(m, chain):
     """-> target verification steps of greedy chain speculation over one reply."""
-    run, i, steps = run_lengths(m), 0, 0
-    while i < len(m):
+    return replay_runs(run_lengths(m), chain)
+
+
+def replay_runs(run, chain):
+    """The same from run[i] = how many guesses of the chain drafted at reply position i hold."""
+    i, steps = 0, 0
+    while i < len(run):
         i += min(run[i], chain) + 1
         steps += 1
     return steps
 
 
 def summarize(all_m, max_chain):
-    runs = [r for m in all_m for r in run_lengths(m)]
+    return summarize_runs([run_lengths(m) for m in all_m], max_chain)
+
+
+def summarize_runs(all_runs, max_chain):
+    """all_runs: per reply, run[i] for each of its positions (a draft that reads tokens only has
+    run[i] = consecutive agreements from i; a head that chains its own hidden states its own)."""
+    runs = [r for run in all_runs for r in run]
     alpha = [sum(r >= k for r in runs) / len(runs) for k in range(1, max_chain + 1)]
     cond = [alpha[0]] + [alpha[k] / alpha[k - 1] if alpha[k - 1] else 0.0 for k in range(1, max_chain)]
-    tokens = sum(len(m) for m in all_m)
-    per_step = [tokens / sum(replay(m, L) for m in all_m) for L in range(1, max_chain + 1)]
-    return {"replies": len(all_m), "tokens": tokens, "alpha": alpha, "cond": cond, "tokens_per_step": per_step}
+    tokens = len(runs)
+    per_step = [tokens / sum(replay_runs(run, L) for run in all_runs) for L in range(1, max_chain + 1)]
+    return {"replies": len(all_runs), "tokens": tokens, "alpha": alpha, "cond": cond, "tokens_per_step": per_step}
+
+
+def print_summary(out, max_chain):
+    print(f"{out['replies']} held-out replies, {out['tokens']} target tokens")
+    print("chain position k   " + " ".join(f"{k:>6d}" for k in range(1, max_chain + 1)))
+    print("alpha_k (all k ok) " + " ".join(f"{a:6.3f}" for a in out["alpha"]))
+    print("cond_k (k-th ok)   " + " ".join(f"{c:6.3f}" for c in out["cond"]))
+    print("tokens/step (L=k)  " + " ".join(f"{t:6.2f}" for t in out["tokens_per_step"]))
 
 
 def main():
@@ -86,11 +105,7 @@ def main():
         same = [matches(target, r["prompt_ids"], r["completion_ids"]) for r in rows]
         out["target_reproduces"] = sum(map(sum, same)) / sum(map(len, same))
         print(f"target float32 forward reproduces {out['target_reproduces']:.2%} of the served reply tokens")
-    print(f"{out['replies']} held-out replies, {out['tokens']} target tokens")
-    print("chain position k   " + " ".join(f"{k:>6d}" for k in range(1, args.max_chain + 1)))
-    print("alpha_k (all k ok) " + " ".join(f"{a:6.3f}" for a in out["alpha"]))
-    print("cond_k (k-th ok)   " + " ".join(f"{c:6.3f}" for c in out["cond"]))
-    print("tokens/step (L=k)  " + " ".join(f"{t:6.2f}" for t in out["tokens_per_step"]))
+    print_summary(out, args.max_chain)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

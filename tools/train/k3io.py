@@ -19,7 +19,7 @@ import os
 import numpy as np
 import torch
 
-_NP = {"F64": "<f8", "F32": "<f4", "BF16": "<u2", "U8": "u1", "I32": "<i4", "I64": "<i8"}
+_NP = {"F64": "<f8", "F32": "<f4", "BF16": "<u2", "U8": "u1", "I32": "<i4", "I64": "<i8", "BOOL": "?"}
 E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
 
 

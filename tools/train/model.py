@@ -233,13 +233,16 @@ class K3Model(nn.Module):
     def moe_layers(self):
         return [layer.block_sparse_moe for layer in self.model.layers if layer.is_moe]
 
-    def forward(self, ids, valid=None):
-        """ids [B,T] -> logits [B,T,vocab].  valid [B,T] bool marks real tokens (router stats)."""
+    def forward(self, ids, valid=None, capture=()):
+        """ids [B,T] -> logits [B,T,vocab].  valid [B,T] bool marks real tokens (router stats).
+        capture: layer ids whose input (the AttnRes mix the layer reads; id num_hidden_layers = the
+        final mix before model.norm) is returned too, in order: -> (logits, [[B,T,D], ...])."""
         m, eps = self.model, self.eps
-        prefix, bank = m.embed_tokens(ids), []
+        prefix, bank, seen = m.embed_tokens(ids), [], {}
         for i, layer in enumerate(m.layers):
             h = attn_res(prefix, bank, layer.self_attention_res_norm, layer.self_attention_res_proj, eps) \
                 if bank else prefix
+            seen[i] = h
             if i % self.block == 0:
                 bank.append(prefix)  # snapshot the raw prefix, restart the block
                 prefix = None
@@ -249,8 +252,9 @@ class K3Model(nn.Module):
             h = rms_norm(h, layer.post_attention_layernorm.weight, eps)
             h = layer.block_sparse_moe(h, valid) if layer.is_moe else layer.mlp(h)
             prefix = prefix + h
-        x = attn_res(prefix, bank, m.output_attn_res_norm, m.output_attn_res_proj, eps)
-        return self.lm_head(rms_norm(x, m.norm.weight, eps))
+        x = seen[len(m.layers)] = attn_res(prefix, bank, m.output_attn_res_norm, m.output_attn_res_proj, eps)
+        logits = self.lm_head(rms_norm(x, m.norm.weight, eps))
+        return (logits, [seen[i] for i in capture]) if capture else logits
 
 
 OUT_PROJ = ("o_proj.weight", "down_proj.weight", "routed_expert_up_proj.weight", "experts_w2")

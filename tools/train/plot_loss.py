@@ -85,7 +85,9 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--png", required=True)
     ap.add_argument("--title", default="k3-demo training")
+    ap.add_argument("--labels", default="", help="the three series' legend labels, comma-separated")
     args = ap.parse_args()
+    labels = args.labels.split(",") if args.labels else [label for _, _, label in SERIES]
     rows, restarts, final = read(args.log)
     values = [r[k] for r in rows for k, _, _ in SERIES if r.get(k)]
     to_xy, lo, hi, x_max = axes([r["step"] for r in rows], values)
@@ -98,7 +100,7 @@ def main():
         x, _ = to_xy(step, 10 ** lo)
         d.line([x, TOP, x, H - BOTTOM], fill=(160, 160, 160), width=1)
         d.text((x + 4, H - BOTTOM - 16 - 14 * (i % 2)), label, fill=(100, 100, 100))
-    for i, (key, color, label) in enumerate(SERIES):
+    for i, ((key, color, _), label) in enumerate(zip(SERIES, labels)):
         pts = [to_xy(r["step"], r[key]) for r in rows if r.get(key)]
         if len(pts) > 1:
             d.line(pts, fill=color, width=2)
@@ -108,8 +110,9 @@ def main():
         d.text((W - 228, TOP + 8 + 16 * i), label, fill=(0, 0, 0))
     title = args.title
     if final:
-        title += f": {final['steps']} steps, {final['minutes']} min, held-out completion loss " \
-                 f"{final['heldout_completion_loss_mxfp4']} (MXFP4 experts)"
+        mxfp4 = final.get("heldout_completion_loss_mxfp4")
+        title += f": {final['steps']} steps, {final['minutes']} min, held-out {labels[1]} " + \
+            (f"{mxfp4} (MXFP4 experts)" if mxfp4 is not None else f"{final['heldout_completion_loss']}")
     d.text((LEFT, 14), title, fill=(0, 0, 0))
     img.save(args.png, optimize=True)
     print(f"wrote {args.png} ({len(rows)} logged steps)")

@@ -2,7 +2,8 @@
 # Reproduces the demo model and its draft from this repository alone, in one command: data, the
 # target, its loss plot, its held-out scores through the live server, the distillation data (the
 # target's greedy replies), the draft (15 min on the CPU) and the draft's chain agreement with the
-# target. Seeded; GPU kernels and the time-limited CPU schedule make the scores reproducible within
+# target, then an EAGLE-3 head over the target's hidden states (50 min on the CPU) and its chain
+# agreement. Seeded; GPU kernels and the time-limited CPU schedule make the scores reproducible within
 # noise, not bit for bit.
 #
 #   tools/train/reproduce.sh [--gpu] [OUT_DIR]    (default /tmp/k3-demo-run; K3=path/to/k3 to override)
@@ -16,7 +17,8 @@
 #   shipped at stops 29-30, ~85 min in all).
 #
 # To ship the results: copy OUT_DIR/k3-demo/* to models/k3-demo/ (with OUT_DIR/k3-demo.log.jsonl
-# as training_log.jsonl) and OUT_DIR/k3-demo-draft/* to models/k3-demo-draft/, then rebuild `k3`
+# as training_log.jsonl), OUT_DIR/k3-demo-draft/* to models/k3-demo-draft/ and OUT_DIR/k3-demo-eagle3/*
+# to models/k3-demo-eagle3/, then rebuild `k3`
 # (the target is embedded in the binary).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -68,4 +70,13 @@ $py tools/train/train.py --shape draft --data "$out/distill" --out "$out/k3-demo
 stage "draft agreement per chain position"
 $py tools/train/draft_agreement.py --draft "$out/k3-demo-draft" --target "$out/k3-demo" --data "$out/distill" \
   --n 200 --json "$out/agreement.json"
+stage "distillation data for the EAGLE-3 head (the first 6,000 prompts)"
+$py tools/train/distill.py --k3 "$k3" --target "$out/k3-demo" --data "$distill_data" --out "$out/distill6k" \
+  --train 6000 --heldout 200
+stage "EAGLE-3 head (train_eagle3.py, 50 min)"
+$py tools/train/train_eagle3.py --target "$out/k3-demo" --data "$out/distill6k" --out "$out/k3-demo-eagle3" \
+  --minutes 50 --ttt-steps 6 --lr 2e-3 --batch-tokens 4096 --eval-every 100 --eval-rows 24 --threads 2 --seed 0
+stage "EAGLE-3 head agreement per chain position"
+$py tools/train/train_eagle3.py --target "$out/k3-demo" --data "$out/distill6k" --eval "$out/k3-demo-eagle3" \
+  --n 200 --json "$out/k3-demo-eagle3/agreement.json"
 stage "done: $out"

@@ -12,7 +12,8 @@ With --k3: make_data.py renders a few held-out conversations; distill.py sends t
 prompt (the data is the target's greedy output, ids exact); draft_agreement.py on them with the
 committed draft (models/k3-demo-draft) must find the target's float32 forward reproducing the
 replies (>= 99 % of tokens: near-ties may flip) and the draft agreeing on the first guess at least
-MIN_ALPHA1 of the time (a random-weight draft agrees on almost none).
+MIN_ALPHA1 of the time (a random-weight draft agrees on almost none); so must the committed EAGLE-3
+head (models/k3-demo-eagle3, train_eagle3.py --eval) on the same replies.
 """
 import argparse
 import json
@@ -84,6 +85,12 @@ def live_checks(k3, work):
         s = json.load(f)
     check(s["target_reproduces"] >= 0.99, f"target reproduces {s['target_reproduces']:.3f} of its replies")
     check(s["alpha"][0] >= MIN_ALPHA1, f"draft alpha_1 {s['alpha'][0]:.3f} < {MIN_ALPHA1}")
+    head_stats = os.path.join(work, "eagle3_agreement.json")
+    subprocess.run([py, os.path.join(HERE, "train_eagle3.py"), "--target", target, "--data", out, "--eval",
+                    os.path.join(ROOT, "models", "k3-demo-eagle3"), "--n", "12", "--json", head_stats], check=True)
+    with open(head_stats) as f:
+        s = json.load(f)
+    check(s["alpha"][0] >= MIN_ALPHA1, f"EAGLE-3 head alpha_1 {s['alpha'][0]:.3f} < {MIN_ALPHA1}")
 
 
 def main():
