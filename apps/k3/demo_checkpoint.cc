@@ -17,4 +17,11 @@ model::testing::DemoDirEnvironment DemoEnvironment() {
 
 std::filesystem::path DefaultDemoDir() { return model::testing::DemoCacheDir(DemoEnvironment()); }
 
+base::Result<std::string> FolderOrDemo(const std::string& folder) {
+  if (!folder.empty()) return folder;
+  std::string dir = DefaultDemoDir().string();
+  K3_RETURN_IF_ERROR(model::testing::WriteDemoCheckpoint(dir));
+  return dir;
+}
+
 }  // namespace k3::app

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
+#include "base/result.h"
 #include "model/testing/demo_checkpoint.h"
 
 namespace k3::app {
@@ -12,6 +14,10 @@ namespace k3::app {
 // else ~/.cache/k3serve/demo-v3; the temp directory's k3serve/demo-v3 when neither is set or the
 // cache folder cannot be created.
 std::filesystem::path DefaultDemoDir();
+
+// `folder` when it is given; else the embedded random-weight demo checkpoint, written to
+// DefaultDemoDir() (the default of every command whose --model or --like may be left out).
+base::Result<std::string> FolderOrDemo(const std::string& folder);
 
 // This process's XDG_CACHE_HOME, HOME and temp directory.
 model::testing::DemoDirEnvironment DemoEnvironment();

@@ -94,17 +94,13 @@ int RunRender(const RenderFlags& f) {
     if (!written.ok()) K3_LOG(kError) << written.ToString();
     return written.ok() ? 0 : 1;
   }
-  std::string dir = f.model;
-  if (dir.empty()) {
-    dir = DefaultDemoDir().string();
-    base::Status written = model::testing::WriteDemoCheckpoint(dir);
-    if (!written.ok()) {
-      K3_LOG(kError) << written.ToString();
-      return 1;
-    }
+  auto dir = FolderOrDemo(f.model);
+  if (!dir.ok()) {
+    K3_LOG(kError) << dir.status().ToString();
+    return 1;
   }
-  auto tokenizer = text::Tokenizer::FromKimiDirectory(dir);
-  auto format = serve::ChatFormat::FromCheckpoint(dir);
+  auto tokenizer = text::Tokenizer::FromKimiDirectory(*dir);
+  auto format = serve::ChatFormat::FromCheckpoint(*dir);
   if (!tokenizer.ok() || !format.ok()) {
     K3_LOG(kError) << (tokenizer.ok() ? format.status() : tokenizer.status()).ToString();
     return 1;

@@ -77,11 +77,7 @@ struct Loaded {
 };
 
 base::Result<Loaded> LoadEngine(const SampleFlags& f, base::ThreadPool* pool) {
-  std::string dir = f.model;
-  if (dir.empty()) {
-    dir = DefaultDemoDir().string();
-    K3_RETURN_IF_ERROR(model::testing::WriteDemoCheckpoint(dir));
-  }
+  K3_ASSIGN_OR_RETURN(const std::string dir, FolderOrDemo(f.model));
   Loaded out;
   K3_ASSIGN_OR_RETURN(out.tokenizer, text::Tokenizer::FromKimiDirectory(dir));
   K3_ASSIGN_OR_RETURN(auto loaded, model::Model::Load(dir, pool));

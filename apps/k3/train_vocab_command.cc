@@ -83,15 +83,12 @@ int RunTrainVocab(const TrainVocabFlags& f) {
     K3_LOG(kError) << f.corpus << ": not UTF-8 at byte " << bad;
     return 1;
   }
-  std::string like = f.like;
-  if (like.empty()) {
-    like = DefaultDemoDir().string();
-    base::Status written = model::testing::WriteDemoCheckpoint(like);
-    if (!written.ok()) {
-      K3_LOG(kError) << written.ToString();
-      return 1;
-    }
+  auto like_dir = FolderOrDemo(f.like);
+  if (!like_dir.ok()) {
+    K3_LOG(kError) << like_dir.status().ToString();
+    return 1;
   }
+  const std::string& like = *like_dir;
   const int merges = f.vocab_size - text::kK3NumReservedSpecials - 256;
   K3_LOG(kInfo) << "learning up to " << merges << " merges from " << corpus->size() << " bytes of "
                 << f.corpus;
