@@ -233,6 +233,7 @@ int RunBenchEngine(BenchEngineFlags& f) {
   }
   std::shared_ptr<const model::Model> model = std::move(loaded).value();
   const auto& c = model->config();
+  std::printf("%s\n", MachineLine(pool.parallelism()).c_str());
   std::printf("model %s: hidden %d, %d layers (%d KDA, %d MLA), %d experts top-%d, %zu threads\n\n",
               dir.c_str(), c.hidden, c.num_layers, c.num_kda_layers(), c.num_mla_layers(),
               c.moe.num_experts, c.moe.top_k, pool.parallelism());

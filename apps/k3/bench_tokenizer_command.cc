@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "apps/k3/bench_report.h"
 #include "apps/k3/bench_tokenizer.h"
 #include "apps/k3/commands.h"
 #include "base/log.h"
@@ -285,9 +286,10 @@ int RunBench(const BenchFlags& flags) {
   std::printf(
       "\nk3 bench tokenizer: Kimi vocabulary (%zu ids), Unicode %s tables, %zu threads\n"
       "MB/s of UTF-8 input; cold = first encode of that text, warm = best of %d or more runs "
-      "over at least %d ms (peers alike).\n\n",
-      kimi.vocab_size(), text::kUnicodeVersion, all.parallelism(), flags.repeats,
-      flags.min_warm_ms);
+      "over at least %d ms (peers alike).\n%s\n\n",
+      kimi.vocab_size(), text::kUnicodeVersion, all.parallelism(), flags.repeats, flags.min_warm_ms,
+      MachineLine(all.parallelism()).c_str());
+  report["machine"] = MachineLine(all.parallelism());
   ReportMixed(flags, kimi, in, peer, &one, &all, &report);
   return FinishReport(flags, kimi, in, peer, cl100k_ranks, &one, &all, &report);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "base/arena.h"
 #include "base/thread_pool.h"
@@ -129,6 +130,9 @@ WeightMatrix QuantizeInt8Block(const WeightMatrix& w, uint8_t* data, uint16_t* s
 
 // Which SIMD level MatMul uses on this machine: "avx512", "avx2" or "scalar".
 const char* MatMulIsa();
+// Every product path this machine runs, for benchmark reports: "matmul avx512 (+vbmi fp8), int8
+// dots avx512-vnni, bf16 avx512-bf16" ("none" where a path falls back to FP32 kernels).
+std::string MatMulPaths();
 
 // Arithmetic of MatMul's GEMM regime (calls with more tokens than the decode kernels take: 32 for
 // F32/BF16/F16 weights, 12 for MXFP4/FP8), process-wide; default kFp32.

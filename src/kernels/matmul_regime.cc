@@ -1,5 +1,7 @@
-// Which regime MatMulWithIsa's kAuto picks: where the decode tiles stop beating the GEMM.
+// Which regime MatMulWithIsa's kAuto picks: where the decode tiles stop beating the GEMM; and
+// which product paths this machine runs (MatMulPaths).
 #include <cstdint>
+#include <string>
 
 #include "kernels/matmul.h"
 #include "kernels/matmul_detail.h"
@@ -65,3 +67,12 @@ bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w) {
 }
 
 }  // namespace k3::kernels::detail
+
+namespace k3::kernels {
+
+std::string MatMulPaths() {
+  return std::string("matmul ") + MatMulIsa() + ", int8 dots " +
+         (MatMulHasInt8Dot() ? "avx512-vnni" : "none") + ", bf16 " + MatMulBf16Path();
+}
+
+}  // namespace k3::kernels

@@ -67,6 +67,25 @@ def quant_line(out):
     return label, float(median), float(worst), int(agree), int(total)
 
 
+def check_machine_line(out, failures):
+    """The figures name their machine: the processor as /proc/cpuinfo has it, and the kernels."""
+    line = re.search(r"^machine: (.+)$", out, re.MULTILINE)
+    check(line is not None, f"no machine line: {out[:600]}", failures)
+    if line is None:
+        return
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            name = re.search(r"^model name\s*: (.+)$", cpuinfo.read(), re.MULTILINE)
+    except OSError:
+        name = None
+    if name:  # x86 Linux: CPUID's brand string, as the kernel decodes it too
+        brand = " ".join(name.group(1).split())
+        check(line.group(1).startswith(brand + " ("), f"machine line {line.group(1)!r}, "
+              f"/proc/cpuinfo model name {brand!r}", failures)
+    check(re.search(r", \d+ threads; kernels: matmul \w+", line.group(1)) is not None,
+          f"machine line without threads or kernels: {line.group(1)!r}", failures)
+
+
 def main():
     k3, model = sys.argv[1], sys.argv[2]
     failures = []
@@ -80,6 +99,7 @@ def main():
         # Three timed rounds per batch by default, each logged with its own bandwidth reading.
         rounds = re.findall(r"round (\d): read bandwidth [0-9.]+ GB/s", plain.stderr)
         check(rounds == ["1", "2", "3"] * 2, f"decode rounds logged: {rounds}", failures)
+        check_machine_line(plain.stdout, failures)
     one = run(k3, model, "--batches", "2", "--prefill", "", "--decode-rounds", "1")
     check(one.returncode == 0 and len(re.findall(r"round \d:", one.stderr)) == 1,
           f"--decode-rounds 1: exit {one.returncode}, {one.stderr[-1000:]}", failures)
