@@ -16,6 +16,7 @@
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
+#include "apps/k3/machine_line.h"
 #include "apps/k3/numa_flag.h"
 #include "base/log.h"
 #include "engine/engine.h"

@@ -4,9 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "base/cpu_info.h"
 #include "base/utf8.h"
-#include "kernels/matmul.h"
 
 namespace k3::app {
 
@@ -61,11 +59,6 @@ std::string Range(const std::vector<double>& values, int decimals) {
   if (values.empty()) return "-";
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   return Fixed(*lo, decimals) + "-" + Fixed(*hi, decimals);
-}
-
-std::string MachineLine(size_t threads) {
-  return "machine: " + base::DescribeCpu(base::ReadCpuIdentity()) + ", " + std::to_string(threads) +
-         " threads; kernels: " + kernels::MatMulPaths();
 }
 
 }  // namespace k3::app

@@ -1,7 +1,6 @@
 // Measurements and plain-text tables for the benchmark commands.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,10 +38,5 @@ std::string Ratio(double ours, double theirs);
 double Median(std::vector<double> values);
 // "lo-hi" of `values` with Fixed's decimals; "-" when empty.
 std::string Range(const std::vector<double>& values, int decimals = 1);
-
-// "machine: <processor> (vendor family F model M[, under a hypervisor]), L3 N MiB, T threads;
-// kernels: matmul avx512 (+vbmi fp8), int8 dots avx512-vnni, bf16 avx512-bf16": the line each
-// `k3 bench` table is printed under, so a figure names the machine it came from.
-std::string MachineLine(size_t threads);
 
 }  // namespace k3::app

@@ -11,9 +11,9 @@
 #include <map>
 #include <thread>
 
-#include "apps/k3/bench_report.h"
 #include "apps/k3/bench_tokenizer.h"
 #include "apps/k3/commands.h"
+#include "apps/k3/machine_line.h"
 #include "base/log.h"
 #include "base/utf8.h"
 #include "text/tokenizer/char_class.h"

@@ -9,6 +9,7 @@
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
 #include "apps/k3/http_flags.h"
+#include "apps/k3/machine_line.h"
 #include "apps/k3/numa_flag.h"
 #include "apps/k3/shutdown_signals.h"
 #include "apps/k3/trained_demo.h"
@@ -192,6 +193,7 @@ int Serve(ServeFlags& f) {
 
   if (auto s = ApplyNumaNode(f.numa_node); !s.ok()) return fail(s);
   base::ThreadPool pool(f.threads);
+  K3_LOG(kInfo) << MachineLine(pool.parallelism());
   auto tokenizer = text::Tokenizer::FromKimiDirectory(*dir);
   if (!tokenizer.ok()) return fail(tokenizer.status());
   auto format = serve::ChatFormat::FromCheckpoint(*dir);

@@ -94,13 +94,15 @@ export async function hygieneCases(check, { args, sdk }) {
       await assert.rejects(openai.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 4, skip_special_tokens: 'no' }),
         (e) => e instanceof sdk.openai.BadRequestError && /skip_special_tokens/.test(e.message));
     });
-    await check('hygiene: one access log line per request (method, path, status, tokens, TTFT)', async () => {
+    await check('hygiene: one access log line per request (method, path, status, tokens, TTFT); the machine at start', async () => {
       await openai.chat.completions.create({ model: MODEL, messages: USER, max_tokens: 3, k3_forced_output: 'a b c' });
       await sleep(200);
       const log = fs.readFileSync(server.log, 'utf8');
       assert.match(log, /GET \/v1\/models 200 [0-9.]+ms/);
       assert.match(log, /POST \/v1\/chat\/completions 200 prompt=\d+ completion=\d+ ttft=[0-9.]+ms [0-9.]+ms/);
       assert.match(log, /OPTIONS \/v1\/chat\/completions 204/);
+      // The start names the machine (the processor, its threads, the product paths), for reports.
+      assert.match(log, /machine: .+ \d+ threads; kernels: matmul \w+/);
     });
   } finally {
     await server.stop();
