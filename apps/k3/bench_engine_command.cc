@@ -16,11 +16,11 @@
 #include "apps/k3/bench_report.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
-#include "apps/k3/machine_line.h"
 #include "apps/k3/numa_flag.h"
 #include "base/log.h"
 #include "engine/engine.h"
 #include "engine/k3_model_runner.h"
+#include "kernels/roofline.h"
 #include "model/testing/bench_checkpoint.h"
 
 namespace k3::app {
@@ -234,7 +234,7 @@ int RunBenchEngine(BenchEngineFlags& f) {
   }
   std::shared_ptr<const model::Model> model = std::move(loaded).value();
   const auto& c = model->config();
-  std::printf("%s\n", MachineLine(pool.parallelism()).c_str());
+  std::printf("%s\n", kernels::MachineLine(pool.parallelism()).c_str());
   std::printf("model %s: hidden %d, %d layers (%d KDA, %d MLA), %d experts top-%d, %zu threads\n\n",
               dir.c_str(), c.hidden, c.num_layers, c.num_kda_layers(), c.num_mla_layers(),
               c.moe.num_experts, c.moe.top_k, pool.parallelism());

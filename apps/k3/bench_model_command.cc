@@ -20,7 +20,6 @@
 #include "apps/k3/bench_vs_llama_cpp.h"
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
-#include "apps/k3/machine_line.h"
 #include "apps/k3/numa_flag.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
@@ -182,7 +181,7 @@ Limits MeasureLimits(base::ThreadPool& pool, bool integer_products) {
                       std::string(kernels::MatMulBf16Path()) == "avx512-bf16";
   limits.prefill_peak = dpbf16 ? kernels::MeasurePeakBf16Gflops(&pool) : limits.peak;
   limits.one_thread_bandwidth = kernels::MeasureReadBandwidthGBs(nullptr);
-  std::printf("%s\n", MachineLine(pool.parallelism()).c_str());
+  std::printf("%s\n", kernels::MachineLine(pool.parallelism()).c_str());
   std::printf("limits: read bandwidth %.1f GB/s (one thread alone %.1f), peak FP32 %.1f GFLOP/s",
               limits.bandwidth, limits.one_thread_bandwidth, limits.peak);
   if (dpbf16) std::printf(", peak vdpbf16ps %.1f GFLOP/s (prefill's)", limits.prefill_peak);

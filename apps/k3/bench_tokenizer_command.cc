@@ -13,9 +13,9 @@
 
 #include "apps/k3/bench_tokenizer.h"
 #include "apps/k3/commands.h"
-#include "apps/k3/machine_line.h"
 #include "base/log.h"
 #include "base/utf8.h"
+#include "kernels/roofline.h"
 #include "text/tokenizer/char_class.h"
 
 namespace k3::app::bench {
@@ -288,8 +288,8 @@ int RunBench(const BenchFlags& flags) {
       "MB/s of UTF-8 input; cold = first encode of that text, warm = best of %d or more runs "
       "over at least %d ms (peers alike).\n%s\n\n",
       kimi.vocab_size(), text::kUnicodeVersion, all.parallelism(), flags.repeats, flags.min_warm_ms,
-      MachineLine(all.parallelism()).c_str());
-  report["machine"] = MachineLine(all.parallelism());
+      kernels::MachineLine(all.parallelism()).c_str());
+  report["machine"] = kernels::MachineLine(all.parallelism());
   ReportMixed(flags, kimi, in, peer, &one, &all, &report);
   return FinishReport(flags, kimi, in, peer, cl100k_ranks, &one, &all, &report);
 }

@@ -9,7 +9,6 @@
 #include "apps/k3/commands.h"
 #include "apps/k3/engine_flags.h"
 #include "apps/k3/http_flags.h"
-#include "apps/k3/machine_line.h"
 #include "apps/k3/numa_flag.h"
 #include "apps/k3/shutdown_signals.h"
 #include "apps/k3/trained_demo.h"
@@ -19,6 +18,7 @@
 #include "engine/k3_model_runner.h"
 #include "gateway/upstream.h"
 #include "http/server.h"
+#include "kernels/roofline.h"
 #include "kvwire/publisher.h"
 #include "model/model.h"
 #include "serve/frontend.h"
@@ -193,7 +193,7 @@ int Serve(ServeFlags& f) {
 
   if (auto s = ApplyNumaNode(f.numa_node); !s.ok()) return fail(s);
   base::ThreadPool pool(f.threads);
-  K3_LOG(kInfo) << MachineLine(pool.parallelism());
+  K3_LOG(kInfo) << kernels::MachineLine(pool.parallelism());
   auto tokenizer = text::Tokenizer::FromKimiDirectory(*dir);
   if (!tokenizer.ok()) return fail(tokenizer.status());
   auto format = serve::ChatFormat::FromCheckpoint(*dir);

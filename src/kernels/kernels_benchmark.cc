@@ -31,7 +31,6 @@
 #include <vector>
 
 #include "base/aligned_buffer.h"
-#include "base/cpu_info.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_detail.h"
 #include "kernels/matmul_kernels.h"
@@ -487,9 +486,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   MeasureLimits();
-  std::printf("machine: %s; kernels: %s\nread bandwidth %.1f GB/s, peak fp32 %.1f GFLOP/s (%s)\n",
-              k3::base::DescribeCpu(k3::base::ReadCpuIdentity()).c_str(), MatMulPaths().c_str(),
-              limits.bandwidth_gbs, limits.peak_gflops[static_cast<int>(detail::BestIsa())],
+  std::printf("%s\nread bandwidth %.1f GB/s, peak fp32 %.1f GFLOP/s (%s)\n",
+              MachineLine(Pool().parallelism()).c_str(), limits.bandwidth_gbs,
+              limits.peak_gflops[static_cast<int>(detail::BestIsa())],
               detail::IsaName(detail::BestIsa()));
   RegisterAll();
   benchmark::RunSpecifiedBenchmarks();

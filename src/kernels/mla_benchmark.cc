@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "base/aligned_buffer.h"
-#include "base/cpu_info.h"
 #include "base/thread_pool.h"
 #include "kernels/cpu_backend.h"
 #include "kernels/mla_layout.h"
@@ -116,8 +115,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   bandwidth_gbs = MeasureReadBandwidthGBs(&Pool());
-  std::printf("machine: %s; kernels: %s\n",
-              k3::base::DescribeCpu(k3::base::ReadCpuIdentity()).c_str(), MatMulPaths().c_str());
+  std::printf("%s\n", MachineLine(Pool().parallelism()).c_str());
   peak_gflops = MeasurePeakFp32Gflops(&Pool());
   std::printf("read bandwidth %.1f GB/s, peak FP32 %.1f GFLOP/s, %zu threads\n", bandwidth_gbs,
               peak_gflops, Pool().parallelism());

@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "base/aligned_buffer.h"
-#include "base/cpu_info.h"
 #include "base/thread_pool.h"
 #include "kernels/cpu_backend.h"
 #include "kernels/matmul_testing.h"
@@ -208,8 +207,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   bandwidth_gbs = MeasureReadBandwidthGBs(&Pool());
-  std::printf("machine: %s; kernels: %s\n",
-              k3::base::DescribeCpu(k3::base::ReadCpuIdentity()).c_str(), MatMulPaths().c_str());
+  std::printf("%s\n", MachineLine(Pool().parallelism()).c_str());
   std::printf("read bandwidth %.1f GB/s, %zu threads\n", bandwidth_gbs, Pool().parallelism());
   RegisterAll();
   benchmark::RunSpecifiedBenchmarks();

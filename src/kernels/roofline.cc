@@ -7,10 +7,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "base/aligned_buffer.h"
 #include "base/check.h"
+#include "base/cpu_info.h"
+#include "kernels/matmul.h"
 #include "kernels/matmul_int8.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/roofline_detail.h"
@@ -154,6 +157,11 @@ double MeasurePeakBf16Gflops(base::ThreadPool* pool) {
 double MeasurePeakInt8Gops(base::ThreadPool* pool) {
   if (!detail::CpuHasAvx512Vnni()) return 0.0;
   return MeasureLoopGflops(detail::VnniKernels().dot_loop, pool, 4 << 20, 10);
+}
+
+std::string MachineLine(size_t threads) {
+  return "machine: " + base::DescribeCpu(base::ReadCpuIdentity()) + ", " + std::to_string(threads) +
+         " threads; kernels: " + MatMulPaths();
 }
 
 namespace detail {

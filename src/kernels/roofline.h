@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "base/thread_pool.h"
 
@@ -30,5 +31,11 @@ double MeasurePeakBf16Gflops(base::ThreadPool* pool);
 // on every thread at once, best of ten runs; 0 when the CPU lacks AVX512-VNNI. The integer
 // products (--expert-activations int8, --weight-quant int8) run on this instruction.
 double MeasurePeakInt8Gops(base::ThreadPool* pool);
+
+// "machine: <processor> (vendor family F model M[, under a hypervisor]), L3 N MiB, T threads;
+// kernels: matmul avx512 (+vbmi fp8), int8 dots avx512-vnni, bf16 avx512-bf16" (base::DescribeCpu
+// and MatMulPaths): the line every benchmark prints above its figures, so a figure names the
+// machine it came from, and the line `k3 serve` logs at start.
+std::string MachineLine(size_t threads);
 
 }  // namespace k3::kernels
