@@ -20,6 +20,10 @@ endfunction()
 function(k3_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  # Batches of 8 test files per translation unit: gtest and the project headers are parsed once
+  # per batch instead of once per file (about half of a clean build was test files). Helpers in
+  # the tests' anonymous namespaces must then be unique within the target.
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
   target_compile_options(${name} PRIVATE ${K3_WARNING_FLAGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE K3_SHARED_DIR="${K3_SHARED_DIR}"

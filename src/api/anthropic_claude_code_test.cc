@@ -6,7 +6,7 @@
 
 #include "api/anthropic_request.h"
 
-namespace k3::api {
+namespace k3::api::anthropic_claude_code_test {
 namespace {
 
 using text::chat::Content;
@@ -103,9 +103,9 @@ TEST(AnthropicClaudeCode, SystemMessagesStayInPlace) {
 }
 
 }  // namespace
-}  // namespace k3::api
+}  // namespace k3::api::anthropic_claude_code_test
 
-namespace k3::api {
+namespace k3::api::anthropic_claude_code_test {
 namespace {
 
 // Claude Code parses these two sentences to recover (lower max_tokens; compact the history).
@@ -123,4 +123,4 @@ TEST(AnthropicClaudeCode, ContextLimitInAnthropicsWording) {
 }
 
 }  // namespace
-}  // namespace k3::api
+}  // namespace k3::api::anthropic_claude_code_test

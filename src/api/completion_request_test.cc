@@ -5,7 +5,7 @@
 
 #include "api/openai_request.h"
 
-namespace k3::api {
+namespace k3::api::completion_request_test {
 namespace {
 
 struct Outcome {
@@ -186,4 +186,4 @@ TEST(ForcedOutput, OnlyWithTheServerOption) {
 }
 
 }  // namespace
-}  // namespace k3::api
+}  // namespace k3::api::completion_request_test

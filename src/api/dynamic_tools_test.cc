@@ -8,7 +8,7 @@
 
 #include "api/openai_request.h"
 
-namespace k3::api {
+namespace k3::api::dynamic_tools_test {
 namespace {
 
 std::string Tool(const std::string& name) {
@@ -94,4 +94,4 @@ TEST(DynamicTools, RejectedWith400) {
 }
 
 }  // namespace
-}  // namespace k3::api
+}  // namespace k3::api::dynamic_tools_test

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace k3::api {
+namespace k3::api::openai_request_test {
 namespace {
 
 const char* kMinimal = R"({"model": "k3", "messages": [{"role": "user", "content": "hi"}]})";
@@ -369,4 +369,4 @@ TEST(ChatRequest, AcceptsAToolConversation) {
 }
 
 }  // namespace
-}  // namespace k3::api
+}  // namespace k3::api::openai_request_test

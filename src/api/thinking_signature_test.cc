@@ -8,7 +8,7 @@
 
 #include "api/anthropic_request.h"
 
-namespace k3::api {
+namespace k3::api::thinking_signature_test {
 namespace {
 
 TEST(ThinkingSignature, IsBase64HmacSha256) {
@@ -28,7 +28,7 @@ TEST(ThinkingSignature, RandomKeysDifferAndFileKeysAreRead) {
   const auto a = ThinkingSigner::Random(), b = ThinkingSigner::Random();
   EXPECT_NE(a->Sign("x"), b->Sign("x"));
   EXPECT_EQ(a->Sign("x"), a->Sign("x"));
-  const std::string path = testing::TempDir() + "/k3_signing_key";
+  const std::string path = ::testing::TempDir() + "/k3_signing_key";
   std::ofstream(path) << "0123456789abcdef0123";
   auto from_file = ThinkingSigner::FromFile(path);
   ASSERT_TRUE(from_file.ok()) << from_file.status().message();
@@ -72,4 +72,4 @@ TEST(ThinkingSignature, RequestsAcceptIssuedAndRefuseForgedSignatures) {
 }
 
 }  // namespace
-}  // namespace k3::api
+}  // namespace k3::api::thinking_signature_test

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <vector>
 
-namespace k3::cache {
+namespace k3::cache::hybrid_cache_test {
 namespace {
 
 constexpr int kBlock = 4;
@@ -127,4 +127,4 @@ TEST(HybridCache, WithoutPrefixCachingNothingIsShared) {
 }
 
 }  // namespace
-}  // namespace k3::cache
+}  // namespace k3::cache::hybrid_cache_test

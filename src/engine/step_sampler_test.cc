@@ -7,7 +7,7 @@
 
 #include <vector>
 
-namespace k3::engine {
+namespace k3::engine::step_sampler_test {
 namespace {
 
 constexpr int64_t kVocab = 32;
@@ -95,4 +95,4 @@ TEST(StepSampler, MasksForcedTokensAndFallbacks) {
 }
 
 }  // namespace
-}  // namespace k3::engine
+}  // namespace k3::engine::step_sampler_test

@@ -16,7 +16,7 @@
 #include "kernels/matmul_detail.h"
 #include "kernels/matmul_testing.h"
 
-namespace k3::kernels {
+namespace k3::kernels::matmul_decode_test {
 namespace {
 
 using matmul_testing::FillRandom;
@@ -73,4 +73,4 @@ TEST(DecodeBatchInvarianceTest, TokensTogetherGiveTheBitsOfTokensAlone) {
 }
 
 }  // namespace
-}  // namespace k3::kernels
+}  // namespace k3::kernels::matmul_decode_test

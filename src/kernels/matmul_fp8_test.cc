@@ -18,7 +18,7 @@
 #include "kernels/matmul_testing.h"
 #include "tensor/numeric.h"
 
-namespace k3::kernels {
+namespace k3::kernels::matmul_fp8_test {
 namespace {
 
 using matmul_testing::RandomVector;
@@ -111,4 +111,4 @@ TEST(Fp8DecodeTablesTest, NanFreeRowsWithSpecialActivationsBitForBit) {
 }
 
 }  // namespace
-}  // namespace k3::kernels
+}  // namespace k3::kernels::matmul_fp8_test

@@ -19,7 +19,7 @@
 #include "kernels/matmul_kernels.h"
 #include "kernels/matmul_testing.h"
 
-namespace k3::kernels {
+namespace k3::kernels::matmul_gemm_pack_test {
 namespace {
 
 using detail::Isa;
@@ -114,4 +114,4 @@ TEST(GemmPackTest, Fp8IsAnFmaChainPerColumnBlockFoldedOrNot) {
 }
 
 }  // namespace
-}  // namespace k3::kernels
+}  // namespace k3::kernels::matmul_gemm_pack_test

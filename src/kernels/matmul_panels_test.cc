@@ -15,7 +15,7 @@
 #include "kernels/matmul_testing.h"
 #include "tensor/numeric.h"
 
-namespace k3::kernels {
+namespace k3::kernels::matmul_panels_test {
 namespace {
 
 using matmul_testing::AbsProducts;
@@ -192,4 +192,4 @@ TEST(Bf16PanelsTest, RowRangeCoversWholeGroups) {
 }
 
 }  // namespace
-}  // namespace k3::kernels
+}  // namespace k3::kernels::matmul_panels_test

@@ -13,7 +13,7 @@
 #include "structured/matcher.h"
 #include "structured/schema.h"
 
-namespace k3::structured {
+namespace k3::structured::mask_entry_test {
 namespace {
 
 constexpr int32_t kEos = 163586;
@@ -131,4 +131,4 @@ TEST(MaskEntry, BoundedStringInsideACharacterEqualsAcceptance) {
 }
 
 }  // namespace
-}  // namespace k3::structured
+}  // namespace k3::structured::mask_entry_test

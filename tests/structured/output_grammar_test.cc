@@ -8,7 +8,7 @@
 #include "structured/matcher.h"
 #include "text/tokenizer/tokenizer.h"
 
-namespace k3::structured {
+namespace k3::structured::output_grammar_test {
 namespace {
 
 using nlohmann::json;
@@ -197,4 +197,4 @@ TEST(OutputGrammar, SchemaErrorsNameTheirPlace) {
 }
 
 }  // namespace
-}  // namespace k3::structured
+}  // namespace k3::structured::output_grammar_test

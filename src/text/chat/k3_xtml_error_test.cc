@@ -7,7 +7,7 @@
 
 #include "text/chat/k3_xtml.h"
 
-namespace k3::text::chat {
+namespace k3::text::chat::k3_xtml_error_test {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -160,4 +160,4 @@ TEST(K3Render, ToolResultBinding) {
 }
 
 }  // namespace
-}  // namespace k3::text::chat
+}  // namespace k3::text::chat::k3_xtml_error_test

@@ -9,7 +9,7 @@
 #include "text/jinja/json_value.h"
 #include "text/jinja/template.h"
 
-namespace k3::text::jinja {
+namespace k3::text::jinja::filters_test {
 namespace {
 
 std::string Render(const std::string& source, const std::string& context_json = "{}") {
@@ -93,4 +93,4 @@ TEST(JinjaFilters, SequenceFilters) {
 }
 
 }  // namespace
-}  // namespace k3::text::jinja
+}  // namespace k3::text::jinja::filters_test
