@@ -174,13 +174,14 @@ struct Limits {
 
 // vdpbf16ps does 2x FP32 FMA's flops per instruction; AMX has no measured peak: FP32's stands in.
 // With integer products the vpdpbusd peak bounds their multiply-adds (CostOfStep says which).
-Limits MeasureLimits(base::ThreadPool& pool, bool integer_products) {
+Limits MeasureLimits(base::ThreadPool& pool, const kernels::ReadBandwidthProbe& probe,
+                     bool integer_products) {
   K3_LOG(kInfo) << "measuring memory read bandwidth and peak FMA rates";
-  Limits limits{kernels::MeasureReadBandwidthGBs(&pool), kernels::MeasurePeakFp32Gflops(&pool)};
+  Limits limits{probe.MeasureGBs(&pool), kernels::MeasurePeakFp32Gflops(&pool)};
   const bool dpbf16 = kernels::GetGemmPrecision() == kernels::GemmPrecision::kBf16 &&
                       std::string(kernels::MatMulBf16Path()) == "avx512-bf16";
   limits.prefill_peak = dpbf16 ? kernels::MeasurePeakBf16Gflops(&pool) : limits.peak;
-  limits.one_thread_bandwidth = kernels::MeasureReadBandwidthGBs(nullptr);
+  limits.one_thread_bandwidth = probe.MeasureGBs(nullptr);
   std::printf("%s\n", kernels::MachineLine(pool.parallelism()).c_str());
   std::printf("limits: read bandwidth %.1f GB/s (one thread alone %.1f), peak FP32 %.1f GFLOP/s",
               limits.bandwidth, limits.one_thread_bandwidth, limits.peak);
@@ -219,7 +220,7 @@ double RooflineStepSeconds(const model::Model& m, const BenchModelFlags& f, int 
 // reading moves between ~37 and ~80 GB/s from one minute to the next). The table gives medians
 // and each figure's range over the rounds.
 void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& limits,
-                 base::ThreadPool& pool) {
+                 base::ThreadPool& pool, const kernels::ReadBandwidthProbe& probe) {
   Table decode({"decode batch", "tokens/s", "tokens/s range", "ms/step", "MB read/step",
                 "of which cache/state", "GB/s read", "roofline ms/step", "fraction range",
                 "fraction of roofline"});
@@ -228,7 +229,7 @@ void PrintDecode(const model::Model& m, const BenchModelFlags& f, const Limits& 
     std::vector<double> tps, bandwidth, roof_ms, fraction;
     for (int round = 0; round < f.decode_rounds; ++round) {
       Limits now = limits;
-      if (f.decode_rounds > 1) now.bandwidth = kernels::MeasureReadBandwidthGBs(&pool);
+      if (f.decode_rounds > 1) now.bandwidth = probe.MeasureGBs(&pool);
       tps.push_back(DecodeTokensPerSecond(m, f, batch));
       bandwidth.push_back(now.bandwidth);
       roof_ms.push_back(RooflineStepSeconds(m, f, batch, now) * 1e3);
@@ -320,10 +321,11 @@ int PrintBf16Compare(const model::Model& m, const BenchModelFlags& f, base::Thre
 // The bandwidth is measured again before each round and the best reading is the roofline's: a
 // single reading on a shared machine can come out low enough to put a run above its "limit".
 int CompareWithLlamaCpp(const model::Model& m, const BenchModelFlags& f, const std::string& dir,
-                        Limits limits, base::ThreadPool& pool) {
+                        Limits limits, base::ThreadPool& pool,
+                        const kernels::ReadBandwidthProbe& probe) {
   PeerComparison plan{f.batches, f.prefill, f.decode_context, f.decode_steps, pool.parallelism()};
   plan.before_round = [&] {
-    limits.bandwidth = std::max(limits.bandwidth, kernels::MeasureReadBandwidthGBs(&pool));
+    limits.bandwidth = std::max(limits.bandwidth, probe.MeasureGBs(&pool));
   };
   plan.ours_decode = [&](int batch) { return DecodeTokensPerSecond(m, f, batch); };
   plan.ours_prefill = [&](int n) { return PrefillTokensPerSecond(m, n, f.cache_dtype); };
@@ -383,11 +385,13 @@ int RunBenchModel(BenchModelFlags& f) {
               kernels::LatentDtypeName(f.cache_dtype),
               static_cast<long>(model::MlaCache::BytesPerToken(c, f.cache_dtype)),
               f.decode_context);
-  const Limits limits = MeasureLimits(
-      pool, f.quant == model::WeightQuant::kInt8 ||
-                kernels::GetFourBitActivations() == kernels::FourBitActivations::kInt8);
-  if (!f.llama_cpp.dir.empty()) return CompareWithLlamaCpp(m, f, dir, limits, pool);
-  PrintDecode(m, f, limits, pool);
+  const kernels::ReadBandwidthProbe probe;  // read again before every round: allocated once
+  const Limits limits =
+      MeasureLimits(pool, probe,
+                    f.quant == model::WeightQuant::kInt8 ||
+                        kernels::GetFourBitActivations() == kernels::FourBitActivations::kInt8);
+  if (!f.llama_cpp.dir.empty()) return CompareWithLlamaCpp(m, f, dir, limits, pool, probe);
+  PrintDecode(m, f, limits, pool, probe);
   std::printf("\n");
   PrintPrefill(m, f, limits);
   PrintChunkedPrefill(m, f);

@@ -116,11 +116,16 @@ double MeasureLoopGflops(double (*loop)(int64_t), base::ThreadPool* pool, int64_
 
 }  // namespace
 
-double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes) {
-  K3_CHECK(bytes >= 4096 && passes >= 1);
-  const size_t words = bytes / 16;
-  base::AlignedBuffer<uint64_t> buffer(words * 2, 0x5A5A5A5A5A5A5A5Aull);
-  const auto* data = reinterpret_cast<const __m128i*>(buffer.data());
+ReadBandwidthProbe::ReadBandwidthProbe(size_t bytes)
+    : buffer_((bytes == 0 ? detail::BandwidthBufferBytes() : bytes) / 16 * 2,
+              0x5A5A5A5A5A5A5A5Aull) {
+  K3_CHECK(buffer_.size() >= 512);
+}
+
+double ReadBandwidthProbe::MeasureGBs(base::ThreadPool* pool, int passes) const {
+  K3_CHECK(passes >= 1);
+  const size_t words = buffer_.size() / 2;  // 16-byte words
+  const auto* data = reinterpret_cast<const __m128i*>(buffer_.data());
   const size_t threads = Threads(pool);
   std::vector<int> sinks(threads);
   double best = 0.0;
@@ -141,8 +146,13 @@ double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes)
   return best;
 }
 
+double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes) {
+  K3_CHECK(bytes >= 4096 && passes >= 1);
+  return ReadBandwidthProbe(bytes).MeasureGBs(pool, passes);
+}
+
 double MeasureReadBandwidthGBs(base::ThreadPool* pool) {
-  return MeasureReadBandwidthGBs(pool, detail::BandwidthBufferBytes(), 6);
+  return ReadBandwidthProbe().MeasureGBs(pool);
 }
 
 double MeasurePeakFp32Gflops(base::ThreadPool* pool) {

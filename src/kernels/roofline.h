@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "base/aligned_buffer.h"
 #include "base/thread_pool.h"
 
 namespace k3::kernels {
@@ -16,6 +17,22 @@ namespace k3::kernels {
 double MeasureReadBandwidthGBs(base::ThreadPool* pool);
 // The same over `bytes` bytes, best of `passes`.
 double MeasureReadBandwidthGBs(base::ThreadPool* pool, size_t bytes, int passes);
+
+// MeasureReadBandwidthGBs for benchmarks that read the bandwidth again before each round: the
+// buffer is allocated and first touched once. On a KVM guest whose host had taken the pages back,
+// that first touch cleared pages at ~0.25 GB/s: 1 GiB (4x a 260 MiB L3) took ~4 s, longer than the
+// reading itself, on every call (perf: clear_page_erms).
+class ReadBandwidthProbe {
+ public:
+  // 0 bytes: 4x the last-level cache, at least 256 MiB, at most 2 GiB.
+  explicit ReadBandwidthProbe(size_t bytes = 0);
+  // GB/s over the whole buffer, split over the pool's threads (nullptr: the calling thread), best
+  // of `passes` alternating between the two access patterns.
+  double MeasureGBs(base::ThreadPool* pool, int passes = 6) const;
+
+ private:
+  base::AlignedBuffer<uint64_t> buffer_;
+};
 
 // GFLOP/s (an FMA counts 2) of independent register-resident FMA chains on the best SIMD level,
 // on every thread at once; the best of ten runs of about 10 ms.

@@ -15,6 +15,16 @@ TEST(RooflineTest, ReadBandwidthIsPositive) {
   EXPECT_GT(MeasureReadBandwidthGBs(nullptr, size_t{1} << 20, 1), 0.1);
 }
 
+// One buffer read again and again, by the pool's threads and by the calling thread alone.
+TEST(RooflineTest, ABandwidthProbeReadsItsBufferAgain) {
+  base::ThreadPool pool(2);
+  const ReadBandwidthProbe probe(size_t{8} << 20);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_GT(probe.MeasureGBs(&pool, 2), 0.1);
+    EXPECT_GT(probe.MeasureGBs(nullptr, 1), 0.1);
+  }
+}
+
 TEST(RooflineTest, PeakGflopsPerIsaIsPositive) {
   base::ThreadPool pool(2);
   for (detail::Isa isa : detail::SupportedIsas()) {
