@@ -28,13 +28,13 @@ bool VectorPortsAreShared() {
 // 4-bit weights up to ~64 tokens (12 tokens 0.55-0.64 of the FP32 peak against the GEMM's ~0.3;
 // 16-32 tokens 1.2-1.9x; 48-64 1.1-1.2x; 96 even), BF16 up to 32. AVX2 (16 registers, smaller
 // tiles): the GEMM leads from 16 tokens (FP8, MXFP4 1.2x). kInt8Block runs its own kernel.
-// On an Intel Xeon (Emerald Rapids VM, 2 threads; kernels_benchmark's Precision/FP8 rows, decode
-// tiles vs GEMM, two runs): FP8 at 8 tokens 146-154 vs 99-112 GFLOP/s, at 32 167-178 vs 206-254,
-// at 64 167-176 vs 253-319, so FP8 takes the GEMM from 17 tokens there: the K2 bench model's
-// prefill of 512 tokens (~64 per routed expert) 188-194 -> 199-204 tokens/s and batch-32 decode
-// (its dense products) 122-125 -> 129-130. 4-bit weights stay at 64: INT4 at 64 tokens is 1.18x
-// on the GEMM, but with the GEMM from 33 tokens the K2.5 bench model did not move (prefill 218-219
-// vs 213-218 tokens/s, batch 32 167-168 vs 169-170).
+// On an Intel Xeon (Emerald Rapids VM, 2 threads; decode tiles vs GEMM, as kernels_benchmark's
+// Regime rows time them on any machine): FP8 at 8 tokens 146-154 vs 96-112 GFLOP/s, at 16 166 vs
+// 134, at 32 166-178 vs 206-254, at 64 167-176 vs 253-319, so FP8 takes the GEMM from 17 tokens:
+// the K2 bench model's prefill of 512 tokens (~64 per routed expert) 188-194 -> 199-204 tokens/s
+// and batch-32 decode (its dense products) 122-125 -> 129-130. 4-bit weights stay at 64: INT4 at 64
+// tokens is 1.18x on the GEMM, but with the GEMM from 33 tokens the K2.5 bench model did not move
+// (prefill 218-219 vs 213-218 tokens/s, batch 32 167-168 vs 169-170).
 int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
   if (isa == Isa::kScalar) return 0;
   switch (format) {
