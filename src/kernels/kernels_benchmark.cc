@@ -161,6 +161,35 @@ void BM_Prefill(benchmark::State& state, WeightFormat format, Isa isa) {
   Record({Name("Prefill", format, isa, 0), isa, 0, 0, best, mean});
 }
 
+// GFLOP/s of the fastest of the state's calls product(x, w, y), tokens x [rows, cols], w taking
+// the set's matrices in turn (a streamed set: each call reads its weights from memory).
+template <class Product>
+double BestCallGflops(benchmark::State& state, const WeightSet& set, int64_t tokens, int64_t rows,
+                      int64_t cols, const Product& product) {
+  std::vector<float> x = RandomActivations(tokens * cols);
+  std::vector<float> y(static_cast<size_t>(tokens * rows));
+  CallTimer timer;
+  size_t next = 0;
+  for (auto _ : state) {
+    const WeightMatrix w = set.Get(next++);
+    timer.Time([&] { product(x.data(), w, y.data()); });
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double gflops = 2.0 * static_cast<double>(tokens * rows * cols) / timer.best / 1e9;
+  state.counters["GFLOP/s"] = gflops;
+  return gflops;
+}
+
+// The summary row called `name`, added on first use (google-benchmark sizes each case with
+// several runs; the last, longest, one's figures stay).
+template <class SummaryRow>
+SummaryRow& RowNamed(std::vector<SummaryRow>& rows, const std::string& name) {
+  auto it =
+      std::find_if(rows.begin(), rows.end(), [&](const SummaryRow& r) { return r.name == name; });
+  if (it == rows.end()) it = rows.insert(rows.end(), SummaryRow{name});
+  return *it;
+}
+
 // GemmPrecision comparison: the same GEMM-regime call under kFp32 and kBf16 (AMX when present).
 struct PrecisionRow {
   std::string name;
@@ -174,25 +203,14 @@ void BM_Precision(benchmark::State& state, WeightFormat format, int64_t tokens, 
   std::unique_ptr<WeightSet> own;
   if (!stream) own = std::make_unique<WeightSet>(format, rows, cols, 0);
   const WeightSet& set = stream ? DecodeWeights(format) : *own;
-  std::vector<float> x = RandomActivations(tokens * cols);
-  std::vector<float> y(static_cast<size_t>(tokens * rows));
   SetGemmPrecision(precision);
-  CallTimer timer;
-  size_t next = 0;
-  for (auto _ : state) {
-    const WeightMatrix w = set.Get(next++);
-    timer.Time([&] { MatMul(x.data(), tokens, w, y.data(), &Pool()); });
-    benchmark::DoNotOptimize(y.data());
-  }
+  const double gflops = BestCallGflops(
+      state, set, tokens, rows, cols,
+      [&](const float* x, const WeightMatrix& w, float* y) { MatMul(x, tokens, w, y, &Pool()); });
   SetGemmPrecision(GemmPrecision::kFp32);
-  const double gflops = 2.0 * static_cast<double>(tokens * rows * cols) / timer.best / 1e9;
-  state.counters["GFLOP/s"] = gflops;
   const std::string name = std::string(FormatName(format)) + " " + std::to_string(tokens) + "x" +
                            std::to_string(rows) + "x" + std::to_string(cols);
-  auto it = std::find_if(precision_rows.begin(), precision_rows.end(),
-                         [&](const PrecisionRow& r) { return r.name == name; });
-  if (it == precision_rows.end()) it = precision_rows.insert(it, PrecisionRow{name});
-  it->gflops[static_cast<int>(precision)] = gflops;
+  RowNamed(precision_rows, name).gflops[static_cast<int>(precision)] = gflops;
 }
 
 void RegisterPrecision() {
@@ -239,25 +257,15 @@ std::vector<RegimeRow> regime_rows;
 void BM_Regime(benchmark::State& state, WeightFormat format, int64_t tokens,
                detail::Regime regime) {
   const WeightSet& set = DecodeWeights(format);
-  const int64_t rows = 4096, cols = 2048;
   const Isa isa = detail::BestIsa();
-  std::vector<float> x = RandomActivations(tokens * cols);
-  std::vector<float> y(static_cast<size_t>(tokens * rows));
-  CallTimer timer;
-  size_t next = 0;
-  for (auto _ : state) {
-    const WeightMatrix w = set.Get(next++);
-    timer.Time([&] { detail::MatMulWithIsa(isa, regime, x.data(), tokens, w, y.data(), &Pool()); });
-    benchmark::DoNotOptimize(y.data());
-  }
-  const double gflops = 2.0 * static_cast<double>(tokens * rows * cols) / timer.best / 1e9;
-  state.counters["GFLOP/s"] = gflops;
-  const std::string name = std::string(FormatName(format)) + " " + std::to_string(tokens);
-  auto it = std::find_if(regime_rows.begin(), regime_rows.end(),
-                         [&](const RegimeRow& r) { return r.name == name; });
-  if (it == regime_rows.end()) it = regime_rows.insert(regime_rows.end(), RegimeRow{name});
-  it->gflops[regime == detail::Regime::kDecode ? 0 : 1] = gflops;
-  it->auto_decode = detail::AutoPicksDecode(isa, tokens, set.Get(0));
+  const double gflops = BestCallGflops(
+      state, set, tokens, 4096, 2048, [&](const float* x, const WeightMatrix& w, float* y) {
+        detail::MatMulWithIsa(isa, regime, x, tokens, w, y, &Pool());
+      });
+  RegimeRow& row =
+      RowNamed(regime_rows, std::string(FormatName(format)) + " " + std::to_string(tokens));
+  row.gflops[regime == detail::Regime::kDecode ? 0 : 1] = gflops;
+  row.auto_decode = detail::AutoPicksDecode(isa, tokens, set.Get(0));
 }
 
 void RegisterRegimes() {
