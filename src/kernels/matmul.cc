@@ -128,7 +128,8 @@ bool Fp8ScalesFoldable(const WeightMatrix& w) {
 }
 
 void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const WeightMatrix& w,
-                  float* y, base::ThreadPool* pool, base::Arena& scratch) {
+                  float* y, base::ThreadPool* pool, base::Arena& scratch,
+                  bool widen_four_bit_once = false) {
   DecodeArgs args;
   args.x = x;
   args.tokens = tokens;
@@ -137,6 +138,7 @@ void MatMulDecode(const IsaKernels& k, const float* x, int64_t tokens, const Wei
   if (IsFourBit(w.format) || w.format == WeightFormat::kBF16) {
     args.x = PermuteEvenOdd(x, tokens, w.cols, k.pair_group, scratch);
   }
+  args.widen_once = IsFourBit(w.format) && widen_four_bit_once;
   bool row_groups = w.format == WeightFormat::kInt8Block;  // dequantised per row group
   if (w.format == WeightFormat::kFp8Block) {
     args.fp8_fast = w.block % k.lanes == 0 && Fp8ScalesFoldable(w);
@@ -348,7 +350,7 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (regime == Regime::kDecode) {
     if (UseDpbf16Decode(isa, tokens, w))
       return MatMulAvx512Bf16Decode(x, tokens, w, y, pool, arena);
-    return MatMulDecode(k, x, tokens, w, y, pool, arena);
+    return MatMulDecode(k, x, tokens, w, y, pool, arena, FourBitWidensOnce(isa));
   }
   // GemmPrecision::kBf16: AMX tiles where present, else vdpbf16ps; without either, the FP32
   // kernels (exact to FP32; MatMulBf16Path() says "none" and the flag's owner warns).

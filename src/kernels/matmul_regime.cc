@@ -1,5 +1,6 @@
 // Which regime MatMulWithIsa's kAuto picks: where the decode tiles stop beating the GEMM; and
 // which product paths this machine runs (MatMulPaths).
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -83,6 +84,24 @@ bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w) {
   if (!MatMulHasAmx() && !CpuHasAvx512Bf16()) return false;
   const int64_t from = Bf16GemmFromTokens(w.format);
   return from > 0 && tokens >= from;
+}
+
+namespace {
+std::atomic<FourBitWidening> four_bit_widening{FourBitWidening::kAuto};
+}  // namespace
+
+void SetFourBitWidening(FourBitWidening widening) { four_bit_widening.store(widening); }
+
+bool FourBitWidensOnce(Isa isa) {
+  switch (four_bit_widening.load(std::memory_order_relaxed)) {
+    case FourBitWidening::kOnce:
+      return true;
+    case FourBitWidening::kPerTile:
+      return false;
+    case FourBitWidening::kAuto:
+      break;
+  }
+  return isa == Isa::kAvx512 && VectorPortsAreShared();
 }
 
 bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w) {

@@ -190,20 +190,16 @@ template <class V, WeightFormat F, int TB>
   DecodeTile<V, F, TB>(g, x, cols, y, ldy);
 }
 
-// Calls fn.template operator()<TB>() with TB = min(tb, kMax), for 1 <= tb.
-template <int kMax, class Fn>
-K3_INLINE void WithTileTokens(int tb, const Fn& fn) {
-  if constexpr (kMax > 1) {
-    if (tb < kMax) return WithTileTokens<kMax - 1>(tb, fn);
-  }
-  fn.template operator()<kMax>();
-}
-
 // y[:, r .. r + nr) for every token, as token tiles over the row group g (in format F).
 template <class V, WeightFormat F>
 void DecodeGroup(const RowGroup& g, const DecodeArgs& a, int64_t r) {
   constexpr int kMax = IsFourBit(F) ? V::kMaxDecodeTokensFp4 : V::kMaxDecodeTokens;
   const int64_t cols = a.w->cols, ldy = a.w->rows;
+  if constexpr (IsFourBit(F)) {
+    if (a.widen_once && a.tokens > kMax && a.tokens <= kWideMaxTiles * kMax) {
+      return DecodeTilesFourBitWidened<V, F>(g, a.x, a.tokens, cols, a.y + r, ldy);
+    }
+  }
   ForEachTokenTile(a.tokens, kMax, [&](int64_t t0, int tb) {
     const float* x = a.x + t0 * cols;
     float* y = a.y + t0 * ldy + r;

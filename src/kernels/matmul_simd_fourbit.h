@@ -69,6 +69,89 @@ void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y
   StoreTile<V, TB>(acc, y, ldy, g.nr);
 }
 
+// The multi-tile form of DecodeTileFourBit (DecodeArgs::widen_once), for calls of more tokens than
+// one tile holds. The group's rows are taken kWideBlocks blocks at a time: the first token tile
+// decodes them as DecodeTileFourBit does and keeps the floats in an L1 buffer (8 KiB), the other
+// tiles read them back, and every tile parks its accumulators between chunks. Each accumulator
+// gets DecodeTileFourBit's products in its order, so the bits are the same. The conversion (4
+// µops per 32 weights) is paid once per call instead of once per tile, which pays where it shares
+// the two vector ports with the FMAs (Intel). kernels_benchmark Regime/<4-bit>/tokens:N/decode,
+// 4096 x 2048 streamed, Emerald Rapids VM, 2 threads, per tile -> once (GFLOP/s): MXFP4 8 tokens
+// 205 -> 235-241, 16 234 -> 249-262, 32 234 -> 270-283 (12, two tiles of 6, 242 -> 235-254);
+// the K3 bench model's batch-32 decode 1.04-1.06x. The tiles are then held by the activations'
+// loads from L2 (a 4-row group reloads every token's activations), not the conversion.
+constexpr int kWideBlocks = 16;
+constexpr int kWideMaxTiles = 11;  // 66 tokens on AVX-512, beyond the 4-bit decode regime's 64
+
+using WideRows = float[kRows][kWideBlocks * 32];
+
+// One token tile's products over blocks b0 .. b0 + nb of the group. kWiden: the weights are
+// decoded from the rows and kept in `wide`; else they are read back from it.
+template <class V, WeightFormat F, int TB, bool kWiden>
+K3_INLINE void WideChunkTile(const RowGroup& g, const float* x, int64_t cols, int64_t b0, int nb,
+                             WideRows& wide, DecodeAcc<V, TB>& acc) {
+  using Vec = typename V::Vec;
+  constexpr int kPer = 2;  // FourBit::Decode's vectors per column group
+  for (int k = 0; k < nb; ++k) {
+    const int64_t b = b0 + k;
+    auto rows = [&](int i) K3_INLINE_LAMBDA {
+      float* kept = wide[i] + k * 32;
+      if constexpr (kWiden) {
+        const uint8_t* p = static_cast<const uint8_t*>(g.rows[i]) + b * 16;
+        if (b % 4 == 0) Prefetch(p, kPrefetchBytes);
+        const typename V::E2M1Scale scale =
+            FourBit<V, F>::template ScaleOf<true>(g.fourbit_scales[i], b);
+        return [=](int gr, Vec* w) K3_INLINE_LAMBDA {
+          FourBit<V, F>::Decode(p, scale, gr, w);
+          for (int s = 0; s < kPer; ++s) V::StoreAligned(kept + (gr * kPer + s) * V::kLanes, w[s]);
+        };
+      } else {
+        return [=](int gr, Vec* w) K3_INLINE_LAMBDA {
+          for (int s = 0; s < kPer; ++s) w[s] = V::LoadAligned(kept + (gr * kPer + s) * V::kLanes);
+        };
+      }
+    };
+    auto xs = [&](int t, int s)
+                  K3_INLINE_LAMBDA { return V::Load(x + t * cols + b * 32 + s * V::kLanes); };
+    FmaRows<V, V::kE2M1Groups, kPer, TB>(rows, xs, acc);
+  }
+}
+
+// y[t, r + i] for t < tokens (kMax < tokens <= kWideMaxTiles * kMax), i < g.nr.
+template <class V, WeightFormat F>
+void DecodeTilesFourBitWidened(const RowGroup& g, const float* x, int64_t tokens, int64_t cols,
+                               float* y, int64_t ldy) {
+  using Vec = typename V::Vec;
+  constexpr int kMax = V::kMaxDecodeTokensFp4;
+  const int64_t blocks = cols / 32;
+  PrefetchScalesAhead<F>(g.fourbit_scales[0], cols, kRows);
+  alignas(64) WideRows wide;
+  alignas(64) Vec parked[kWideMaxTiles][kRows][kMax];
+  for (int64_t b0 = 0; b0 < blocks; b0 += kWideBlocks) {
+    const int nb = static_cast<int>(Min(kWideBlocks, blocks - b0));
+    const bool first = b0 == 0, last = b0 + nb >= blocks;
+    auto tile = [&]<int TB, bool kWiden>(int j, int64_t t0) {
+      DecodeAcc<V, TB> acc;
+      for (int i = 0; i < kRows; ++i) {
+        for (int t = 0; t < TB; ++t) acc[i][t] = first ? V::Zero() : parked[j][i][t];
+      }
+      WideChunkTile<V, F, TB, kWiden>(g, x + t0 * cols, cols, b0, nb, wide, acc);
+      if (last) return StoreTile<V, TB>(acc, y + t0 * ldy, ldy, g.nr);
+      for (int i = 0; i < kRows; ++i) {
+        for (int t = 0; t < TB; ++t) parked[j][i][t] = acc[i][t];
+      }
+    };
+    int j = 0;
+    ForEachTokenTile(tokens, kMax, [&](int64_t t0, int tb) {
+      WithTileTokens<kMax>(tb, [&]<int TB>() {
+        if (j == 0) return tile.template operator()<TB, true>(j, t0);
+        tile.template operator()<TB, false>(j, t0);
+      });
+      ++j;
+    });
+  }
+}
+
 // y[r .. r + 2 * kRows) of a single token (y points at y[r]) for the rows r .. r + 2 * kRows of w:
 // 2 * kRows accumulators, each given its products in DecodeTileFourBit's order, so the bits equal
 // two 1-token tiles. At one token a row's accumulator waits on two dependent FMAs per block, and

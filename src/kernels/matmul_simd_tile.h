@@ -97,5 +97,14 @@ K3_INLINE void ZeroTile(DecodeAcc<V, TB>& acc) {
   }
 }
 
+// Calls fn.template operator()<TB>() with TB = min(tb, kMax), for 1 <= tb.
+template <int kMax, class Fn>
+K3_INLINE void WithTileTokens(int tb, const Fn& fn) {
+  if constexpr (kMax > 1) {
+    if (tb < kMax) return WithTileTokens<kMax - 1>(tb, fn);
+  }
+  fn.template operator()<kMax>();
+}
+
 }  // namespace
 }  // namespace k3::kernels::detail
