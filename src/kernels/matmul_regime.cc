@@ -35,7 +35,9 @@ bool VectorPortsAreShared() {
 // the K2 bench model's prefill of 512 tokens (~64 per routed expert) 188-194 -> 199-204 tokens/s
 // and batch-32 decode (its dense products) 122-125 -> 129-130. 4-bit weights stay at 64: INT4 at 64
 // tokens is 1.18x on the GEMM, but with the GEMM from 33 tokens the K2.5 bench model did not move
-// (prefill 218-219 vs 213-218 tokens/s, batch 32 167-168 vs 169-170).
+// (prefill 218-219 vs 213-218 tokens/s, batch 32 167-168 vs 169-170). Since 4-bit calls of
+// several tiles widen their weights once there (FourBitWidening), the decode tiles lead the GEMM
+// at 64 tokens too: MXFP4 276 vs 261, INT4 276 vs 258.
 int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
   if (isa == Isa::kScalar) return 0;
   switch (format) {
