@@ -20,9 +20,10 @@
 //   Regime/<format>/tokens:N/<r>     the same streamed 4096 x 2048 calls forced into the decode
 //                                    tiles and into the GEMM, 8-64 tokens, beside the regime
 //                                    MatMul's kAuto picks there (matmul_regime.cc's limits);
-//   Widening/<4-bit>/tokens:N/<w>    the same streamed decode calls with each row group's weights
+//   Widening/<fmt>/tokens:N/<w>      4-bit and BF16-panel weights: the same streamed decode calls,
+//                                    each row group's weights
 //                                    widened once per call or once per token tile
-//                                    (detail::FourBitWidening; kAuto picks one per CPU vendor);
+//                                    (detail::DecodeWidening; kAuto picks one per CPU vendor);
 // then measures the roofline again (keeping the better numbers: other work on a shared machine
 // can disturb either measurement) and prints a summary table of the fastest call of each.
 #include <benchmark/benchmark.h>
@@ -288,24 +289,25 @@ void RegisterRegimes() {
 }
 
 void BM_Widening(benchmark::State& state, WeightFormat format, int64_t tokens,
-                 detail::FourBitWidening widening) {
+                 detail::DecodeWidening widening) {
   const WeightSet& set = DecodeWeights(format);
   const Isa isa = detail::BestIsa();
-  detail::SetFourBitWidening(widening);
+  detail::SetDecodeWidening(widening);
   BestCallGflops(state, set, tokens, 4096, 2048,
                  [&](const float* x, const WeightMatrix& w, float* y) {
                    detail::MatMulWithIsa(isa, detail::Regime::kDecode, x, tokens, w, y, &Pool());
                  });
-  detail::SetFourBitWidening(detail::FourBitWidening::kAuto);
+  detail::SetDecodeWidening(detail::DecodeWidening::kAuto);
 }
 
 void RegisterWidenings() {
-  for (WeightFormat format : {WeightFormat::kMxfp4, WeightFormat::kInt4}) {
+  for (WeightFormat format :
+       {WeightFormat::kMxfp4, WeightFormat::kInt4, WeightFormat::kBf16Panels}) {
     for (int64_t tokens : {8, 12, 16, 32}) {
-      for (auto widening : {detail::FourBitWidening::kOnce, detail::FourBitWidening::kPerTile}) {
+      for (auto widening : {detail::DecodeWidening::kOnce, detail::DecodeWidening::kPerTile}) {
         const std::string name =
             std::string("Widening/") + FormatName(format) + "/tokens:" + std::to_string(tokens) +
-            (widening == detail::FourBitWidening::kOnce ? "/once" : "/per-tile");
+            (widening == detail::DecodeWidening::kOnce ? "/once" : "/per-tile");
         benchmark::RegisterBenchmark(name.c_str(), BM_Widening, format, tokens, widening)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();

@@ -350,7 +350,7 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (regime == Regime::kDecode) {
     if (UseDpbf16Decode(isa, tokens, w))
       return MatMulAvx512Bf16Decode(x, tokens, w, y, pool, arena);
-    return MatMulDecode(k, x, tokens, w, y, pool, arena, FourBitWidensOnce(isa));
+    return MatMulDecode(k, x, tokens, w, y, pool, arena, DecodeWidensOnce(isa));
   }
   // GemmPrecision::kBf16: AMX tiles where present, else vdpbf16ps; without either, the FP32
   // kernels (exact to FP32; MatMulBf16Path() says "none" and the flag's owner warns).

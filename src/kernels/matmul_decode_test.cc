@@ -72,14 +72,14 @@ TEST(DecodeBatchInvarianceTest, TokensTogetherGiveTheBitsOfTokensAlone) {
   }
 }
 
-// The 4-bit tiles widen each row group once per call or once per token tile (FourBitWidening,
+// The 4-bit tiles widen each row group once per call or once per token tile (DecodeWidening,
 // kAuto picks by CPU vendor); both forms on any machine. Columns of 1, 17 and 33 blocks: one chunk
 // of the widened buffer, then a partial second and third.
 TEST(DecodeBatchInvarianceTest, FourBitWidenedOnceOrPerTileGiveTheBitsOfTokensAlone) {
   std::mt19937 rng(29);
   base::ThreadPool pool(2);
-  for (auto widening : {detail::FourBitWidening::kOnce, detail::FourBitWidening::kPerTile}) {
-    detail::SetFourBitWidening(widening);
+  for (auto widening : {detail::DecodeWidening::kOnce, detail::DecodeWidening::kPerTile}) {
+    detail::SetDecodeWidening(widening);
     for (const FormatCase& format :
          {FormatCase{"mxfp4", WeightFormat::kMxfp4}, FormatCase{"int4", WeightFormat::kInt4}}) {
       for (int64_t cols : {32, 544, 1056}) {
@@ -87,12 +87,12 @@ TEST(DecodeBatchInvarianceTest, FourBitWidenedOnceOrPerTileGiveTheBitsOfTokensAl
         FillRandom(t, format, 37, cols, rng);
         ExpectTokensAlone(t,
                           format.name + " cols " + std::to_string(cols) +
-                              (widening == detail::FourBitWidening::kOnce ? " once" : " per tile"),
+                              (widening == detail::DecodeWidening::kOnce ? " once" : " per tile"),
                           rng, &pool);
       }
     }
   }
-  detail::SetFourBitWidening(detail::FourBitWidening::kAuto);
+  detail::SetDecodeWidening(detail::DecodeWidening::kAuto);
 }
 
 }  // namespace

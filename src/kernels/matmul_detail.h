@@ -34,16 +34,17 @@ int64_t DecodeMaxTokens(Isa isa, WeightFormat format);
 // BF16 GEMM of GemmPrecision::kBf16 (matmul_regime.cc: MXFP4 from 13 tokens, INT4 from 49, FP8
 // never on vdpbf16ps; FP8 and 4-bit from 13 on AMX).
 bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w);
-// Whether 4-bit decode calls of more tokens than one tile holds widen each row group's weights
-// once into an L1 buffer and run every token tile from it (DecodeArgs::widen_once), rather than
-// widening them again in every tile. kAuto: AVX-512 on Intel cores (VectorPortsAreShared), where
-// the conversion shares the two vector ports with the FMAs (measured there: matmul_simd_fourbit.h);
-// elsewhere per tile: on Zen 5 (four vector pipes) the same buffer for FP8 tiles measured slower
-// than widening per tile (docs/model.md), and the 4-bit form is not measured there. Both forms
-// give the same bits. Process-wide; tests and benchmarks force each form.
-enum class FourBitWidening : uint8_t { kAuto, kOnce, kPerTile };
-void SetFourBitWidening(FourBitWidening widening);
-bool FourBitWidensOnce(Isa isa);
+// Whether decode-regime calls of more tokens than one tile holds widen each row group's weights
+// once into an L1 buffer and run every token tile from it, rather than widening them again in
+// every tile: the 4-bit tiles (DecodeArgs::widen_once) and the BF16 panel tiles
+// (PanelArgs::widen_once). kAuto: AVX-512 on Intel cores (VectorPortsAreShared), where the
+// conversion shares the two vector ports with the FMAs (measured there: docs/model.md); elsewhere
+// per tile: on Zen 5 (four vector pipes) the same buffer for FP8 tiles measured slower than
+// widening per tile, and these forms are not measured there. Both forms give the same bits.
+// Process-wide; tests and benchmarks force each form.
+enum class DecodeWidening : uint8_t { kAuto, kOnce, kPerTile };
+void SetDecodeWidening(DecodeWidening widening);
+bool DecodeWidensOnce(Isa isa);
 // kAuto's choice: the decode regime up to DecodeMaxTokens unless Bf16GemmTakes, and wherever
 // UseDpbf16Decode.
 bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w);

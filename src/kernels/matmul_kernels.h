@@ -63,7 +63,7 @@ struct DecodeArgs {
   // dequantised into `scratch` (kDecodeRowGroup * cols floats) first.
   bool fp8_fast = false;
   // kMxfp4 / kInt4 calls of more tokens than one tile: widen each row group's weights once and
-  // run every tile from the widened copy (FourBitWidensOnce; the same bits either way).
+  // run every tile from the widened copy (DecodeWidensOnce; the same bits either way).
   bool widen_once = false;
 };
 inline constexpr int kDecodeRowGroup = 4;

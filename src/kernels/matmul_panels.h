@@ -17,6 +17,8 @@ struct PanelArgs {
   const float* x = nullptr;  // [tokens, cols]
   int64_t tokens = 0;
   float* y = nullptr;  // [tokens, rows]
+  // Calls of several token tiles: widen each group's weights once (DecodeWidensOnce; same bits).
+  bool widen_once = false;
 };
 
 namespace {

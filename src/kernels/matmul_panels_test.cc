@@ -101,11 +101,7 @@ TEST(Bf16PanelsTest, DequantizedRowsAreTheBf16Rows) {
   }
 }
 
-// The same bits on every ISA and regime, alone or on a pool, for any token count (the AVX-512
-// tiles take up to 6 tokens and 4 panels at a time; the scalar path 8 chains).
-TEST(Bf16PanelsTest, MatMulIsTheFmaChainEverywhere) {
-  std::mt19937 rng(7);
-  base::ThreadPool pool(3);
+void ExpectFmaChainsEverywhere(std::mt19937& rng, base::ThreadPool& pool) {
   for (auto [rows, cols] : kShapes) {
     Panels p = MakePanels(rows, cols, rng);
     for (int64_t tokens : {1, 2, 5, 6, 7, 13, 33}) {
@@ -126,6 +122,19 @@ TEST(Bf16PanelsTest, MatMulIsTheFmaChainEverywhere) {
       }
     }
   }
+}
+
+// The same bits on every ISA and regime, alone or on a pool, for any token count (the AVX-512
+// tiles take up to 6 tokens and 4 panels at a time, calls of several tiles widened once or per
+// tile; the scalar path 8 chains). Shapes from 2 columns to 514 (one to nine 32-pair chunks).
+TEST(Bf16PanelsTest, MatMulIsTheFmaChainEverywhere) {
+  std::mt19937 rng(7);
+  base::ThreadPool pool(3);
+  for (auto widening : {detail::DecodeWidening::kOnce, detail::DecodeWidening::kPerTile}) {
+    detail::SetDecodeWidening(widening);
+    ExpectFmaChainsEverywhere(rng, pool);
+  }
+  detail::SetDecodeWidening(detail::DecodeWidening::kAuto);
 }
 
 // A token's outputs do not depend on the call's other tokens, and equal the float64 reference

@@ -36,7 +36,7 @@ bool VectorPortsAreShared() {
 // and batch-32 decode (its dense products) 122-125 -> 129-130. 4-bit weights stay at 64: INT4 at 64
 // tokens is 1.18x on the GEMM, but with the GEMM from 33 tokens the K2.5 bench model did not move
 // (prefill 218-219 vs 213-218 tokens/s, batch 32 167-168 vs 169-170). Since 4-bit calls of
-// several tiles widen their weights once there (FourBitWidening), the decode tiles lead the GEMM
+// several tiles widen their weights once there (DecodeWidening), the decode tiles lead the GEMM
 // at 64 tokens too: MXFP4 276 vs 261, INT4 276 vs 258.
 int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
   if (isa == Isa::kScalar) return 0;
@@ -89,18 +89,18 @@ bool Bf16GemmTakes(Isa isa, int64_t tokens, const WeightMatrix& w) {
 }
 
 namespace {
-std::atomic<FourBitWidening> four_bit_widening{FourBitWidening::kAuto};
+std::atomic<DecodeWidening> decode_widening{DecodeWidening::kAuto};
 }  // namespace
 
-void SetFourBitWidening(FourBitWidening widening) { four_bit_widening.store(widening); }
+void SetDecodeWidening(DecodeWidening widening) { decode_widening.store(widening); }
 
-bool FourBitWidensOnce(Isa isa) {
-  switch (four_bit_widening.load(std::memory_order_relaxed)) {
-    case FourBitWidening::kOnce:
+bool DecodeWidensOnce(Isa isa) {
+  switch (decode_widening.load(std::memory_order_relaxed)) {
+    case DecodeWidening::kOnce:
       return true;
-    case FourBitWidening::kPerTile:
+    case DecodeWidening::kPerTile:
       return false;
-    case FourBitWidening::kAuto:
+    case DecodeWidening::kAuto:
       break;
   }
   return isa == Isa::kAvx512 && VectorPortsAreShared();
