@@ -75,11 +75,12 @@ void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y
 // tiles read them back, and every tile parks its accumulators between chunks. Each accumulator
 // gets DecodeTileFourBit's products in its order, so the bits are the same. The conversion (4
 // µops per 32 weights) is paid once per call instead of once per tile, which pays where it shares
-// the two vector ports with the FMAs (Intel). kernels_benchmark Regime/<4-bit>/tokens:N/decode,
-// 4096 x 2048 streamed, Emerald Rapids VM, 2 threads, per tile -> once (GFLOP/s): MXFP4 8 tokens
-// 205 -> 235-241, 16 234 -> 249-262, 32 234 -> 270-283 (12, two tiles of 6, 242 -> 235-254);
-// the K3 bench model's batch-32 decode 1.04-1.06x. The tiles are then held by the activations'
-// loads from L2 (a 4-row group reloads every token's activations), not the conversion.
+// the two vector ports with the FMAs (Intel). kernels_benchmark Widening/<4-bit>, 4096 x 2048
+// streamed, Emerald Rapids VM, 2 threads, per tile -> once (GFLOP/s): MXFP4 8 tokens 212 -> 236,
+// 12 235 -> 261, 16 235 -> 275, 32 244 -> 280; INT4 199 -> 217, 223 -> 237, 230 -> 249, 235 ->
+// 287; the K3 and K2.5 bench models' batch-32 decode 1.02-1.08x. The tiles are then held by the
+// activations' loads from L2 (a 4-row group reloads every token's activations), not the
+// conversion.
 constexpr int kWideBlocks = 16;
 constexpr int kWideMaxTiles = 11;  // 66 tokens on AVX-512, beyond the 4-bit decode regime's 64
 
