@@ -131,7 +131,8 @@ WeightMatrix QuantizeInt8Block(const WeightMatrix& w, uint8_t* data, uint16_t* s
 // Which SIMD level MatMul uses on this machine: "avx512", "avx2" or "scalar".
 const char* MatMulIsa();
 // Every product path this machine runs, for benchmark reports: "matmul avx512 (+vbmi fp8), int8
-// dots avx512-vnni, bf16 avx512-bf16" ("none" where a path falls back to FP32 kernels).
+// dots avx512-vnni, bf16 avx512-bf16" ("none" where a path falls back to FP32 kernels), then
+// ", decode tiles widen once per call" where detail::DecodeWidensOnce holds for MatMul's level.
 std::string MatMulPaths();
 
 // Arithmetic of MatMul's GEMM regime (calls with more tokens than the decode kernels take: 32 for

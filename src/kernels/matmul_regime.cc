@@ -117,7 +117,8 @@ namespace k3::kernels {
 
 std::string MatMulPaths() {
   return std::string("matmul ") + MatMulIsa() + ", int8 dots " +
-         (MatMulHasInt8Dot() ? "avx512-vnni" : "none") + ", bf16 " + MatMulBf16Path();
+         (MatMulHasInt8Dot() ? "avx512-vnni" : "none") + ", bf16 " + MatMulBf16Path() +
+         (detail::DecodeWidensOnce(detail::BestIsa()) ? ", decode tiles widen once per call" : "");
 }
 
 }  // namespace k3::kernels
