@@ -18,6 +18,48 @@ constexpr int kMaxTileTokens = 6;
 // measured no better on K3 batch-1 decode (within noise).
 constexpr int64_t kPanelPrefetchBytes = 4096;
 
+// Column pair j's weights of P panels: even[p] / odd[p] = the 16 rows' even / odd column.
+template <int P>
+K3_INLINE void SplitPair(const uint32_t* group, int64_t j, __m512* even, __m512* odd) {
+  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+  const uint32_t* words = group + j * P * 16;
+#pragma GCC unroll 4
+  for (int p = 0; p < P; ++p) {
+    Prefetch(words + p * 16, kPanelPrefetchBytes);
+    const __m512i v = _mm512_loadu_si512(words + p * 16);
+    even[p] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    odd[p] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
+  }
+}
+
+// acc[p][t] += even[p] x[t, 2j], then odd[p] x[t, 2j + 1]: the layout's chain order.
+template <int P, int T>
+K3_INLINE void FmaPair(const __m512* even, const __m512* odd, const float* x, int64_t ldx,
+                       int64_t j, __m512 (&acc)[P][T]) {
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    const __m512 xe = _mm512_set1_ps(x[t * ldx + 2 * j]);
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) acc[p][t] = _mm512_fmadd_ps(even[p], xe, acc[p][t]);
+    const __m512 xo = _mm512_set1_ps(x[t * ldx + 2 * j + 1]);
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) acc[p][t] = _mm512_fmadd_ps(odd[p], xo, acc[p][t]);
+  }
+}
+
+// y[t, 16 p + i] = acc(p, t) lane i for the group's valid rows.
+template <int P, int T, class Acc>
+K3_INLINE void StoreRows(const Acc& acc, float* y, int64_t ldy, int64_t valid_rows) {
+#pragma GCC unroll 4
+  for (int p = 0; p < P; ++p) {
+    const int64_t n = valid_rows - 16 * p;
+    if (n <= 0) break;
+    const __mmask16 m = n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy + 16 * p, m, acc(p, t));
+  }
+}
+
 template <int P, int T>
 [[gnu::noinline]] void PanelTile(const uint32_t* group, int64_t cols, const float* x, int64_t ldx,
                                  float* y, int64_t ldy, int64_t valid_rows) {
@@ -27,35 +69,12 @@ template <int P, int T>
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
   }
-  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
   for (int64_t j = 0; j < cols / 2; ++j) {
-    const uint32_t* words = group + j * P * 16;
     __m512 even[P], odd[P];
-#pragma GCC unroll 4
-    for (int p = 0; p < P; ++p) {
-      Prefetch(words + p * 16, kPanelPrefetchBytes);
-      const __m512i v = _mm512_loadu_si512(words + p * 16);
-      even[p] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-      odd[p] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
-    }
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      const __m512 xe = _mm512_set1_ps(x[t * ldx + 2 * j]);
-#pragma GCC unroll 4
-      for (int p = 0; p < P; ++p) acc[p][t] = _mm512_fmadd_ps(even[p], xe, acc[p][t]);
-      const __m512 xo = _mm512_set1_ps(x[t * ldx + 2 * j + 1]);
-#pragma GCC unroll 4
-      for (int p = 0; p < P; ++p) acc[p][t] = _mm512_fmadd_ps(odd[p], xo, acc[p][t]);
-    }
+    SplitPair<P>(group, j, even, odd);
+    FmaPair<P, T>(even, odd, x, ldx, j, acc);
   }
-#pragma GCC unroll 4
-  for (int p = 0; p < P; ++p) {
-    const int64_t n = valid_rows - 16 * p;
-    if (n <= 0) break;
-    const __mmask16 m = n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy + 16 * p, m, acc[p][t]);
-  }
+  StoreRows<P, T>([&](int p, int t) { return acc[p][t]; }, y, ldy, valid_rows);
 }
 
 // Calls PanelTile<P, T> for runtime p (1..4) and t (1..kMaxTileTokens).
@@ -88,8 +107,9 @@ void GroupTile(int64_t panels, int t, const uint32_t* group, int64_t cols, const
 // accumulators between chunks. Every accumulator gets PanelTile's products in its order. The
 // split (a shift and a mask per 32 weights) is then paid once per call, not once per tile, which
 // pays where it shares the FMAs' two ports (Intel): kernels_benchmark Widening/BF16PANELS, 4096 x
-// 2048 streamed, Emerald Rapids VM, once / per tile: 8 tokens 189 / 159 GFLOP/s, 12 218 / 212, 16
-// 241 / 229, 32 290 / 257; Kimi-Linear bench model batch 32 1.07x, K3 1.02-1.05x.
+// 2048 streamed, Emerald Rapids VM, once / per tile: 8 tokens 164-189 / 157-159 GFLOP/s, 12
+// 214-218 / 207-215, 16 228-241 / 192-230, 32 277-290 / 255-257 (several runs); Kimi-Linear bench
+// model batch 32 1.07x, K3 1.02-1.05x.
 constexpr int64_t kWidePairs = 32;  // 4 panels x 32 pairs x 2 vectors: 16 KiB
 constexpr int kWideMaxTiles = 11;
 
@@ -109,19 +129,14 @@ template <int P, int T, bool kWiden>
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[p][t] = first ? _mm512_setzero_ps() : parked[p * T + t];
   }
-  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
   for (int64_t k = 0; k < c.nj; ++k) {
     const int64_t j = c.j0 + k;
     __m512* kept = c.wide + k * P * 2;
     __m512 even[P], odd[P];
+    if constexpr (kWiden) SplitPair<P>(c.group, j, even, odd);
 #pragma GCC unroll 4
     for (int p = 0; p < P; ++p) {
       if constexpr (kWiden) {
-        const uint32_t* words = c.group + j * P * 16;
-        Prefetch(words + p * 16, kPanelPrefetchBytes);
-        const __m512i v = _mm512_loadu_si512(words + p * 16);
-        even[p] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-        odd[p] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
         _mm512_store_ps(reinterpret_cast<float*>(kept + 2 * p), even[p]);
         _mm512_store_ps(reinterpret_cast<float*>(kept + 2 * p + 1), odd[p]);
       } else {
@@ -129,31 +144,12 @@ template <int P, int T, bool kWiden>
         odd[p] = kept[2 * p + 1];
       }
     }
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      const __m512 xe = _mm512_set1_ps(c.x[t * c.ldx + 2 * j]);
-#pragma GCC unroll 4
-      for (int p = 0; p < P; ++p) acc[p][t] = _mm512_fmadd_ps(even[p], xe, acc[p][t]);
-      const __m512 xo = _mm512_set1_ps(c.x[t * c.ldx + 2 * j + 1]);
-#pragma GCC unroll 4
-      for (int p = 0; p < P; ++p) acc[p][t] = _mm512_fmadd_ps(odd[p], xo, acc[p][t]);
-    }
+    FmaPair<P, T>(even, odd, c.x, c.ldx, j, acc);
   }
 #pragma GCC unroll 4
   for (int p = 0; p < P; ++p) {
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) parked[p * T + t] = acc[p][t];
-  }
-}
-
-// y from parked accumulators [P][T] (the rows of valid_rows).
-template <int P, int T>
-void StoreParked(const __m512* parked, float* y, int64_t ldy, int64_t valid_rows) {
-  for (int p = 0; p < P; ++p) {
-    const int64_t n = valid_rows - 16 * p;
-    if (n <= 0) break;
-    const __mmask16 m = n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1);
-    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + t * ldy + 16 * p, m, parked[p * T + t]);
   }
 }
 
@@ -168,7 +164,7 @@ void WideTileFor(int t, bool widen, const PanelChunk& c, __m512* parked, bool fi
   } else {
     PanelChunkTile<P, T, false>(c, parked, first);
   }
-  if (last) StoreParked<P, T>(parked, y, ldy, valid_rows);
+  if (last) StoreRows<P, T>([&](int p, int t) { return parked[p * T + t]; }, y, ldy, valid_rows);
 }
 
 template <int P>
