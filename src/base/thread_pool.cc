@@ -14,11 +14,14 @@ namespace {
 // apart; a futex wake-up takes tens of microseconds on a VM, long enough for the caller to have
 // claimed every task itself, which halves the memory streams of a bandwidth-bound product. Cost: a
 // core polls for at most this long after each call before it sleeps.
-// Measured on the 2-core development VM (`k3 bench model --batches 1,8 --prefill 512
-// --chunked-prefill 0 --no-bf16-compare --weight-quant int8 --expert-activations int8`, three
-// interleaved rounds): batch-1 decode 22.0 / 23.4 / 26.5 -> 28.4 / 29.9 / 29.0 tokens/s; batch 8
-// and prefill within noise.
-constexpr auto kSpin = std::chrono::microseconds(50);
+// Measured on the 2-core development VMs (`k3 bench model`, interleaved rounds): 50 us against
+// none, Zen 5, batch-1 decode 22.0 / 23.4 / 26.5 -> 28.4 / 29.9 / 29.0 tokens/s (`--weight-quant
+// int8 --expert-activations int8`). 1 ms against 50 us, Emerald Rapids, K3 batch 32 131.4 /
+// 124.9 / 134.5 / 126.7 -> 137.0 / 137.4 / 136.7 / 140.4 tokens/s: a batch-32 step's work
+// between pool calls (norms, routing, the MoE gather; since then mostly split over the pool too)
+// outlasted 50 us, so the worker slept and each next call waited for its wake-up. 5 ms: 141.0 /
+// 140.8 in the same rounds, within their noise.
+constexpr auto kSpin = std::chrono::microseconds(1000);
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
