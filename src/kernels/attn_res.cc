@@ -30,16 +30,20 @@ K3_MULTIVERSION void MixRow(const float* const* sources, const float* p, int n, 
 
 }  // namespace
 
-void AttnResMix(const AttnResArgs& a, base::Arena& arena) {
+void AttnResMix(const AttnResArgs& a, base::ThreadPool* pool, Workspace& ws) {
   const int n = a.num_sources;
   const int64_t d = a.dim;
-  base::ArenaMark mark(arena);
-  float* p = arena.Allocate<float>(n);
-  for (int64_t r = 0; r < a.rows; ++r) {
-    for (int i = 0; i < n; ++i) p[i] = SourceScore(a.sources[i] + r * d, a.score, d, a.eps);
-    SoftmaxInPlace(p, n);
-    MixRow(a.sources, p, n, r * d, d, a.out + r * d);
-  }
+  // Per row and source: two double dot products over d and one multiply-add into the mix.
+  ForRanges(pool, a.rows, 3 * n * d, [&](int64_t r0, int64_t r1, size_t slot) {
+    base::Arena& arena = ws.slot(slot);
+    base::ArenaMark mark(arena);
+    float* p = arena.Allocate<float>(n);
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int i = 0; i < n; ++i) p[i] = SourceScore(a.sources[i] + r * d, a.score, d, a.eps);
+      SoftmaxInPlace(p, n);
+      MixRow(a.sources, p, n, r * d, d, a.out + r * d);
+    }
+  });
 }
 
 }  // namespace k3::kernels::cpu

@@ -37,14 +37,14 @@ void CpuBackend::QuantizeMxfp8(float* x, int64_t n) { QuantizeMxfp8InPlace(x, n)
 
 void CpuBackend::RmsNorm(const RmsNormShape& shape, const float* x, const float* weight,
                          float* out) {
-  cpu::RmsNorm(shape, x, weight, out);
+  cpu::RmsNorm(shape, x, weight, out, pool_);
 }
 void CpuBackend::GatedRmsNorm(const RmsNormShape& shape, const float* x, const float* weight,
                               const float* gate, float* out) {
-  cpu::GatedRmsNorm(shape, x, weight, gate, out);
+  cpu::GatedRmsNorm(shape, x, weight, gate, out, pool_);
 }
 void CpuBackend::L2Normalize(const L2NormShape& shape, float* x) { cpu::L2Normalize(shape, x); }
-void CpuBackend::Add(float* x, const float* y, int64_t n) { cpu::Add(x, y, n); }
+void CpuBackend::Add(float* x, const float* y, int64_t n) { cpu::Add(x, y, n, pool_); }
 void CpuBackend::Activate(const ActivationShape& shape, const float* x, float* out) {
   cpu::Activate(shape, x, out);
 }
@@ -68,7 +68,7 @@ void CpuBackend::MlaAttention(const MlaAttentionArgs& args, std::span<const MlaS
 
 void CpuBackend::KdaGates(const KdaGateArgs& args) { cpu::KdaGates(args); }
 void CpuBackend::ShortConv(const ShortConvArgs& args, std::span<const ConvSequence> seqs) {
-  cpu::ShortConv(args, seqs);
+  cpu::ShortConv(args, seqs, pool_);
 }
 void CpuBackend::KdaDeltaRule(const KdaArgs& args, std::span<const KdaSequence> seqs,
                               Workspace& ws) {
@@ -77,13 +77,15 @@ void CpuBackend::KdaDeltaRule(const KdaArgs& args, std::span<const KdaSequence> 
 }
 
 void CpuBackend::MoeRoute(const MoeRouteArgs& args, Workspace& ws) {
-  cpu::MoeRoute(args, ws.arena());
+  CheckSlots(ws);
+  cpu::MoeRoute(args, pool_, ws);
 }
-void CpuBackend::MoeDispatch(const MoeDispatchArgs& args) { cpu::MoeDispatch(args); }
-void CpuBackend::MoeCombine(const MoeCombineArgs& args) { cpu::MoeCombine(args); }
+void CpuBackend::MoeDispatch(const MoeDispatchArgs& args) { cpu::MoeDispatch(args, pool_); }
+void CpuBackend::MoeCombine(const MoeCombineArgs& args) { cpu::MoeCombine(args, pool_); }
 
 void CpuBackend::AttnResMix(const AttnResArgs& args, Workspace& ws) {
-  cpu::AttnResMix(args, ws.arena());
+  CheckSlots(ws);
+  cpu::AttnResMix(args, pool_, ws);
 }
 
 void CpuBackend::ApplyTokenBitmask(const VocabRows& shape, const uint64_t* bitmask, float* logits) {

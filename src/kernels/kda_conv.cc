@@ -76,13 +76,21 @@ K3_MULTIVERSION void GateRows(const KdaGateArgs& a) {
 
 }  // namespace
 
-void ShortConv(const ShortConvArgs& a, std::span<const ConvSequence> seqs) {
+void ShortConv(const ShortConvArgs& a, std::span<const ConvSequence> seqs, base::ThreadPool* pool) {
   K3_CHECK(a.taps >= 1 && a.taps <= kMaxTaps) << "conv taps " << a.taps;
-  for (const ConvSequence& s : seqs) {
-    const int64_t offset = s.row_begin * a.channels;
-    ConvSequenceRows(a.x + offset, s.rows, a.channels, a.weights, a.taps, s.history,
-                     a.out + offset);
-  }
+  int64_t rows = 0;
+  for (const ConvSequence& s : seqs) rows += s.rows;
+  const int64_t n = static_cast<int64_t>(seqs.size());
+  // Per output: the taps' multiply-adds and a SiLU (an exponential and a division, ~16).
+  const int64_t work_per_seq = n > 0 ? rows * a.channels * (a.taps + 16) / n : 0;
+  // Sequences are independent (each has its rows and its history).
+  ForRanges(pool, n, work_per_seq, [&](int64_t s0, int64_t s1, size_t) {
+    for (const ConvSequence& s : seqs.subspan(s0, s1 - s0)) {
+      const int64_t offset = s.row_begin * a.channels;
+      ConvSequenceRows(a.x + offset, s.rows, a.channels, a.weights, a.taps, s.history,
+                       a.out + offset);
+    }
+  });
 }
 
 void KdaGates(const KdaGateArgs& args) { GateRows(args); }

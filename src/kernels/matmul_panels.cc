@@ -90,9 +90,10 @@ void MatMulBf16Panels(Isa isa, const float* x, int64_t tokens, const WeightMatri
                       base::ThreadPool* pool, base::Arena& scratch) {
   const int64_t tasks = TaskCount(pool, tokens * w.rows * w.cols);
   if (isa == Isa::kAvx512) {
+    const int64_t groups = PanelGroups(w.rows);
     const PanelArgs args{
         static_cast<const uint32_t*>(w.data), w.rows, w.cols, x, tokens, y, DecodeWidensOnce(isa)};
-    return SplitRange(PanelGroups(w.rows), 1, tasks, pool,
+    return SplitRange(groups, 1, PieceTaskCount(pool, tokens * w.rows * w.cols, groups), pool,
                       [&](int64_t g0, int64_t g1) { Bf16PanelGroupsAvx512(args, g0, g1); });
   }
   float* rows_by_slot = scratch.Allocate<float>(SplitSlots(pool) * w.cols);  // [slots, cols]

@@ -67,4 +67,18 @@ inline int64_t TaskCount(base::ThreadPool* pool, int64_t work) {
   return static_cast<int64_t>(pool->parallelism()) * 4;
 }
 
+// Tasks for a call over `units` equal, independent pieces (row groups) of `work` multiply-adds in
+// all: one piece per task, up to kMaxTasksPerThread per thread, where TaskCount's 4 per thread
+// would give pieces of several groups. The threads claim tasks as they go, so the one that
+// finishes first waits at most one task for the other; with 4 tasks per thread a 768-row BF16
+// panel product (12 groups of 64 rows) ran 8 tasks of 1 or 2 groups. Same pieces for the same
+// (work, units), whichever thread runs them.
+inline constexpr int64_t kMaxTasksPerThread = 16;
+inline int64_t PieceTaskCount(base::ThreadPool* pool, int64_t work, int64_t units) {
+  const int64_t tasks = TaskCount(pool, work);
+  if (tasks == 1) return 1;
+  const int64_t most = static_cast<int64_t>(pool->parallelism()) * kMaxTasksPerThread;
+  return std::max(tasks, std::min(units, most));
+}
+
 }  // namespace k3::kernels::detail
