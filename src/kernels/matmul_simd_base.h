@@ -125,13 +125,16 @@ K3_INLINE void PrefetchScalesAhead(const void* scale_row, int64_t cols, int rows
 template <class V, WeightFormat F>
 struct FourBit;
 // Traits with V::kE2M1TableLoads look an MXFP4 block's table up when kLoad is set (the same
-// floats, loaded instead of multiplied): the decode tiles of 4-6 tokens do, where the multiply
+// floats, loaded instead of multiplied): the decode tiles of 2-6 tokens do, where the multiply
 // and its broadcast lengthen each block's chain to the FMAs. kernels_benchmark
 // Decode/MXFP4/avx512 best calls, three interleaved runs against the multiply (2-core Zen 5):
 // tokens:8 (tiles of 4) 321 / 324 / 302 -> 362 / 335 / 310 GFLOP/s, tokens:32 (tiles of 5 and
 // 6) 345 / 337 / 338 -> 378 / 388 / 371; `k3 bench model --family k3` batch 32 165 -> 175
-// tokens/s (medians of three). Tiles of 1-3 tokens gain nothing (a standalone loop: 3 tokens
-// -1 to +4 %, 1 token -8 %; the 1-token row-pair kernel +2 %) and keep the multiply.
+// tokens/s (medians of three). Tiles of 2 and 3 tokens: on Zen 5 3 tokens -1 to +4 %; on the
+// Emerald Rapids VM, where the multiply takes one of the two ports the FMAs use, a 768 x 1024
+// product on one thread (K3's expert gate) 43.1 -> 40.2 us at 2 tokens and 58.4 -> 53.6 at 3
+// (two of three interleaved rounds; the third was noise). The 1-token tile keeps the multiply
+// (Zen 5: -8 % with the load); one token mostly runs DecodeOneTokenFourBitPair anyway.
 template <class V>
 concept E2M1TableLoads = V::kE2M1TableLoads;
 

@@ -57,7 +57,7 @@ void DecodeTileFourBit(const RowGroup& g, const float* x, int64_t cols, float* y
         if constexpr (kStaged) {
           scale = FourBit<V, F>::TableOf(staged[i][k]);
         } else {
-          scale = FourBit<V, F>::template ScaleOf<(TB >= 4)>(g.fourbit_scales[i], b);
+          scale = FourBit<V, F>::template ScaleOf<(TB >= 2)>(g.fourbit_scales[i], b);
         }
         return [=](int c, Vec* w) K3_INLINE_LAMBDA { FourBit<V, F>::Decode(p, scale, c, w); };
       };
