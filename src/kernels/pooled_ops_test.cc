@@ -71,10 +71,8 @@ TEST_F(PooledOpsTest, AttnResMixGivesTheSerialBits) {
   for (const auto& s : src) ptrs.push_back(s.data());
   const std::vector<float> score = Random(rng_, dim, 0.5f);
   std::vector<float> a(rows * dim), b(rows * dim);
-  pooled_.AttnResMix({rows, dim, sources, ptrs.data(), score.data(), 1e-6f, a.data()},
-                     pooled_ws_);
-  serial_.AttnResMix({rows, dim, sources, ptrs.data(), score.data(), 1e-6f, b.data()},
-                     serial_ws_);
+  pooled_.AttnResMix({rows, dim, sources, ptrs.data(), score.data(), 1e-6f, a.data()}, pooled_ws_);
+  serial_.AttnResMix({rows, dim, sources, ptrs.data(), score.data(), 1e-6f, b.data()}, serial_ws_);
   ExpectSameBits(a, b, "AttnResMix");
 }
 
@@ -193,12 +191,12 @@ TEST_F(PooledOpsTest, GroupedMlpGivesTheSerialBits) {
   const std::vector<float> x = Random(rng_, total * width);
   std::vector<float> a(total * width), b(total * width);
   const ActivationShape act{ActivationKind::kSilu, 0, 4.0f, 25.0f};
-  pooled_.GroupedMlp({groups, offsets.data(), gate.data(), up.data(), down.data(), act, false,
-                      x.data(), a.data()},
-                     pooled_ws_);
-  serial_.GroupedMlp({groups, offsets.data(), gate.data(), up.data(), down.data(), act, false,
-                      x.data(), b.data()},
-                     serial_ws_);
+  pooled_.GroupedMlp(
+      {groups, offsets.data(), gate.data(), up.data(), down.data(), act, false, x.data(), a.data()},
+      pooled_ws_);
+  serial_.GroupedMlp(
+      {groups, offsets.data(), gate.data(), up.data(), down.data(), act, false, x.data(), b.data()},
+      serial_ws_);
   ExpectSameBits(a, b, "GroupedMlp");
 }
 
