@@ -60,8 +60,8 @@ void L2Normalize(const L2NormShape& s, float* x) {
 }
 
 void Add(float* x, const float* y, int64_t n, base::ThreadPool* pool) {
-  // In pieces of 16 floats (a cache line), so no two tasks write one line; per float a load, an
-  // add and a store of x, a load of y.
+  // In pieces of 16 floats (a cache line when x is 64-byte aligned, as the arenas give), so tasks
+  // do not share written lines; per float a load, an add and a store of x, a load of y.
   constexpr int64_t kPiece = 16;
   ForRanges(pool, (n + kPiece - 1) / kPiece, 4 * kPiece, [&](int64_t p0, int64_t p1, size_t) {
     const int64_t end = std::min(n, p1 * kPiece);
