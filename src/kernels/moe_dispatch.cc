@@ -54,19 +54,27 @@ void MoeCombine(const MoeCombineArgs& a, base::ThreadPool* pool) {
 
 namespace {
 
-// The groups in the order their tasks are handed out: most rows first (ties by index), so the
-// last tasks the threads claim are the smallest and they finish close together (a batch-32 step
-// of the K3 bench model gives its 64 experts 3-14 rows each; handed out by index, a 14-row expert
-// could start last). The order only decides which thread runs a group: every group's products are
-// its own, so the sums are the same whichever order runs.
-const int64_t* LargestGroupsFirst(const int64_t* offsets, int64_t groups, base::Arena& arena) {
-  int64_t* order = arena.Allocate<int64_t>(static_cast<size_t>(groups));
+// Runs run(g, slot) for every group: on the pool most rows first (ties by index), so the last
+// tasks the threads claim are the smallest and they finish close together (a batch-32 step of
+// the K3 bench model gives its 64 experts 3-14 rows each; handed out by index, a 14-row expert
+// could start last); without one in index order. The order only decides which thread runs a
+// group: every group's products are its own, so the sums are the same whichever order runs.
+template <class Run>
+void ForEachGroupLargestFirst(const int64_t* offsets, int64_t groups, base::ThreadPool* pool,
+                              Workspace& ws, const Run& run) {
+  if (pool == nullptr) {
+    for (int64_t g = 0; g < groups; ++g) run(g, 0);
+    return;
+  }
+  base::ArenaMark mark(ws.arena());
+  int64_t* order = ws.arena().Allocate<int64_t>(static_cast<size_t>(groups));
   for (int64_t g = 0; g < groups; ++g) order[g] = g;
   std::sort(order, order + groups, [offsets](int64_t a, int64_t b) {  // allocates nothing
     const int64_t rows_a = offsets[a + 1] - offsets[a], rows_b = offsets[b + 1] - offsets[b];
     return rows_a != rows_b ? rows_a > rows_b : a < b;
   });
-  return order;
+  pool->ParallelForSlots(static_cast<size_t>(groups),
+                         [&](size_t i, size_t slot) { run(order[i], slot); });
 }
 
 }  // namespace
@@ -80,14 +88,7 @@ void GroupedMatMul(const GroupedMatMulArgs& a, base::ThreadPool* pool, Workspace
     const WeightMatrix& w = a.weights[g];
     MatMul(a.x + begin * w.cols, rows, w, a.y + begin * w.rows, nullptr, &ws.slot(slot));
   };
-  if (pool) {
-    base::ArenaMark mark(ws.arena());
-    const int64_t* order = LargestGroupsFirst(a.group_offsets, a.num_groups, ws.arena());
-    pool->ParallelForSlots(static_cast<size_t>(a.num_groups),
-                           [&](size_t i, size_t slot) { run(order[i], slot); });
-  } else {
-    for (int64_t g = 0; g < a.num_groups; ++g) run(g, 0);
-  }
+  ForEachGroupLargestFirst(a.group_offsets, a.num_groups, pool, ws, run);
 }
 
 void GroupedMlp(const GroupedMlpArgs& a, base::ThreadPool* pool, Workspace& ws) {
@@ -114,14 +115,7 @@ void GroupedMlp(const GroupedMlpArgs& a, base::ThreadPool* pool, Workspace& ws) 
     if (a.mxfp8_hidden) QuantizeMxfp8InPlace(gate, rows * inter);
     MatMul(gate, rows, down_w, a.y + begin * down_w.rows, nullptr, &arena);
   };
-  if (pool) {
-    base::ArenaMark mark(ws.arena());
-    const int64_t* order = LargestGroupsFirst(a.group_offsets, a.num_groups, ws.arena());
-    pool->ParallelForSlots(static_cast<size_t>(a.num_groups),
-                           [&](size_t i, size_t slot) { run(order[i], slot); });
-  } else {
-    for (int64_t g = 0; g < a.num_groups; ++g) run(g, 0);
-  }
+  ForEachGroupLargestFirst(a.group_offsets, a.num_groups, pool, ws, run);
 }
 
 }  // namespace k3::kernels::cpu
