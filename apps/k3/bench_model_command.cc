@@ -190,9 +190,9 @@ Limits MeasureLimits(base::ThreadPool& pool, const kernels::ReadBandwidthProbe& 
   if (integer_products && kernels::MatMulHasInt8Dot()) {
     limits.int8_peak = kernels::MeasurePeakInt8Gops(&pool);
     std::printf(
-        "integer products: peak vpdpbusd %.1f GOP/s; the roofline's compute term takes the "
+        "integer products: peak %s dots %.1f GOP/s; the roofline's compute term takes the "
         "products that run on integer dots at this peak, the others at FP32's\n",
-        limits.int8_peak);
+        kernels::MatMulInt8DotName(), limits.int8_peak);
   }
   std::printf("\n");
   return limits;

@@ -58,7 +58,7 @@ base::Status ApplyExpertActivations(const std::string& name) {
   } else if (name == "int8") {
     kernels::SetFourBitActivations(kernels::FourBitActivations::kInt8);
     if (!kernels::MatMulHasInt8Dot()) {
-      K3_LOG(kWarning) << "--expert-activations int8: this CPU has no AVX512-VNNI; 4-bit expert "
+      K3_LOG(kWarning) << "--expert-activations int8: this CPU has no AVX2; 4-bit expert "
                           "products stay FP32";
     }
   } else {
@@ -91,7 +91,8 @@ void AddWeightQuantFlag(CLI::App& app, std::string* value) {
                  "repacked into column-pair panels at load (the same values; faster batched "
                  "decode and prefill on AVX-512, as fast at batch 1); int8: the dense BF16 "
                  "projections (attention, shared experts, dense MLP, lm_head) re-quantised to "
-                 "int8 per 32 at load, W8A8 on AVX512-VNNI. The originals' memory is released "
+                 "int8 per 32 at load, W8A8 on integer dots (AVX512-VNNI, AVX-VNNI or AVX2). The "
+                 "originals' memory is released "
                  "after conversion (docs/model.md: error, speed, memory)")
       ->capture_default_str();
 }
@@ -114,7 +115,8 @@ void AddKvCacheDtypeFlag(CLI::App& app, std::string* value) {
 void AddExpertActivationsFlag(CLI::App& app, std::string* value) {
   app.add_option("--expert-activations", *value,
                  "fp32, or int8: decode-regime products of 4-bit (MXFP4/INT4) expert weights with "
-                 "activations quantised to int8 per 32 (AVX512-VNNI dots; error <= 1/254 of "
+                 "activations quantised to int8 per 32 (AVX512-VNNI, AVX-VNNI or AVX2 dots; error "
+                 "<= 1/254 of "
                  "sum |x w| per block, see docs/model.md)")
       ->capture_default_str();
 }

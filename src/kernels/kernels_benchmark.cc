@@ -37,6 +37,7 @@
 #include "kernels/benchmark_weights.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_detail.h"
+#include "kernels/matmul_int8.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/roofline.h"
 #include "kernels/roofline_detail.h"
@@ -333,7 +334,9 @@ void RegisterAll() {
         if (isa == Isa::kScalar && tokens > 1) continue;  // minutes, and says nothing new
         std::vector<DecodePath> paths = {DecodePath::kDefault};
         const bool avx512 = isa == Isa::kAvx512;
-        if (IsFourBit(format) && avx512 && MatMulHasInt8Dot()) paths.push_back(DecodePath::kInt8);
+        if (IsFourBit(format) && detail::Int8KernelsFor(isa) != nullptr) {
+          paths.push_back(DecodePath::kInt8);
+        }
         if (format == WeightFormat::kFp8Block && avx512 && detail::HasAvx512VbmiKernels() &&
             tokens <= detail::DecodeMaxTokens(isa, format)) {
           paths.push_back(DecodePath::kPlainAvx512);

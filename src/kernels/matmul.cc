@@ -318,7 +318,7 @@ std::vector<Isa> SupportedIsas() {
 // kInt8Block runs W8A8 in every regime (its weights need no decoding, so the token-tiled kernel
 // also serves as the GEMM).
 bool RunsInt8(Isa isa, Regime regime, const WeightMatrix& w) {
-  if (isa != Isa::kAvx512 || !CpuHasAvx512Vnni()) return false;
+  if (Int8KernelsFor(isa) == nullptr) return false;
   if (w.format == WeightFormat::kInt8Block) return true;
   return regime == Regime::kDecode && IsFourBit(w.format) &&
          GetFourBitActivations() == FourBitActivations::kInt8;
@@ -346,7 +346,9 @@ void MatMulWithIsa(Isa isa, Regime regime, const float* x, int64_t tokens, const
   if (regime == Regime::kAuto) {
     regime = AutoPicksDecode(isa, tokens, w) ? Regime::kDecode : Regime::kGemm;
   }
-  if (RunsInt8(isa, regime, w)) return MatMulInt8Decode(x, tokens, w, y, pool, arena);
+  if (RunsInt8(isa, regime, w)) {
+    return MatMulInt8Decode(*Int8KernelsFor(isa), x, tokens, w, y, pool, arena);
+  }
   if (regime == Regime::kDecode) {
     if (UseDpbf16Decode(isa, tokens, w))
       return MatMulAvx512Bf16Decode(x, tokens, w, y, pool, arena);

@@ -175,13 +175,16 @@ const char* MatMulBf16Path();
 //            |y_int8 - y_exact| <= sum_blocks (d / 2) (1 + 2^-20) sum_{c in block} |W[r, c]|
 //                                  + float32 accumulation (~1e-6 sum_c |x[c] W[r, c]|),
 //          i.e. at most about 1/254 of sum_c |x| |W| per block, and much less on average
-//          (rounding errors of mixed sign). Runs only where the CPU has AVX512-VNNI
-//          (MatMulHasInt8Dot()); elsewhere, and in the GEMM regime, products stay kFp32.
+//          (rounding errors of mixed sign). Runs on AVX512-VNNI, AVX-VNNI or plain AVX2
+//          integer dots (MatMulHasInt8Dot()); on a scalar-only CPU, and in the GEMM regime,
+//          products stay kFp32.
 enum class FourBitActivations : uint8_t { kFp32, kInt8 };
 void SetFourBitActivations(FourBitActivations activations);
 FourBitActivations GetFourBitActivations();
-// Whether kInt8 runs on this machine (AVX512-VNNI).
+// Whether kInt8 (and kInt8Block's W8A8) runs on this machine: any AVX2 core.
 bool MatMulHasInt8Dot();
+// Which integer dots it runs on: "avx512-vnni", "avx-vnni", "avx2" or "none".
+const char* MatMulInt8DotName();
 // Whether MatMul of `tokens` tokens by `w` multiplies through integer dots on this machine under
 // the current settings (kInt8Block weights, or 4-bit ones with kInt8 activations in the decode
 // regime): which peak bounds the product, for rooflines.

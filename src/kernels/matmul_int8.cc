@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "kernels/matmul_detail.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/matmul_split.h"
 #include "tensor/numeric.h"
@@ -34,7 +35,11 @@ void SetFourBitActivations(FourBitActivations activations) {
 FourBitActivations GetFourBitActivations() {
   return g_four_bit_activations.load(std::memory_order_relaxed);
 }
-bool MatMulHasInt8Dot() { return detail::CpuHasAvx512Vnni(); }
+bool MatMulHasInt8Dot() { return detail::Int8KernelsFor(detail::BestIsa()) != nullptr; }
+const char* MatMulInt8DotName() {
+  const detail::Int8Kernels* k = detail::Int8KernelsFor(detail::BestIsa());
+  return k != nullptr ? k->name : "none";
+}
 
 int64_t Int8BlockOffset(int64_t c, int64_t cols) {
   const int64_t chunk = c / 128, slot = (c % 128) / 32;
@@ -156,6 +161,49 @@ bool CpuHasAvx512Vnni() {
   return has;
 }
 
+bool CpuHasAvxVnni() {
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    // CPUID leaf 7 subleaf 1 EAX bit 4: AVX-VNNI (the VEX forms of vpdpbusd).
+    const bool vnni = __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4)) != 0;
+    return vnni && IsaSupported(Isa::kAvx2);
+  }();
+  return has;
+}
+
+const Int8Kernels* Int8KernelsFor(Isa isa) {
+  if (isa == Isa::kScalar || !IsaSupported(isa)) return nullptr;
+  if (isa == Isa::kAvx512 && CpuHasAvx512Vnni()) return &VnniKernels();
+  if (CpuHasAvxVnni()) return &AvxVnniKernels();
+  return &Avx2Int8Kernels();
+}
+
+namespace {
+
+// Every kernel set this CPU runs, best first.
+struct KernelSets {
+  const Int8Kernels* sets[3];
+  int count = 0;
+};
+const KernelSets& AvailableKernelSets() {
+  static const KernelSets sets = [] {
+    KernelSets s;
+    if (IsaSupported(Isa::kAvx512) && CpuHasAvx512Vnni()) s.sets[s.count++] = &VnniKernels();
+    if (CpuHasAvxVnni()) s.sets[s.count++] = &AvxVnniKernels();
+    if (IsaSupported(Isa::kAvx2)) s.sets[s.count++] = &Avx2Int8Kernels();
+    return s;
+  }();
+  return sets;
+}
+
+}  // namespace
+
+int Int8KernelSetCount() { return AvailableKernelSets().count; }
+const Int8Kernels& Int8KernelSet(int i) {
+  K3_CHECK(i >= 0 && i < Int8KernelSetCount()) << "int8 kernel set " << i;
+  return *AvailableKernelSets().sets[i];
+}
+
 namespace {
 
 // Int8Activations with its arrays allocated and filled (q = 0 everywhere, scales 0) before the
@@ -167,13 +215,14 @@ struct NewActivations {
   int32_t* correction;  // nullptr in the biased form
 };
 
-NewActivations EmptyActivations(int64_t tokens, int64_t cols, base::Arena& arena) {
+NewActivations EmptyActivations(int64_t tokens, int64_t cols, bool allow_biased,
+                                base::Arena& arena) {
   K3_CHECK(cols % 32 == 0) << "int8 activations need cols % 32 == 0, got " << cols;
   NewActivations n;
   Int8Activations& a = n.a;
   a.tokens = tokens;
   a.chunks = (cols / 32 + kInt8ChunkBlocks - 1) / kInt8ChunkBlocks;
-  a.biased = tokens >= kBiasedFromTokens;
+  a.biased = allow_biased && tokens >= kBiasedFromTokens;
   const int64_t entries = tokens * a.chunks;
   n.q = arena.Allocate<uint8_t>(entries * 128);
   n.scale = arena.Allocate<float>(entries * 16);
@@ -208,8 +257,9 @@ void FillCorrection(const NewActivations& n, int64_t cols, WeightFormat format) 
 }  // namespace
 
 Int8Activations QuantizeActivationsInt8Portable(const float* x, int64_t tokens, int64_t cols,
-                                                WeightFormat format, base::Arena& arena) {
-  const NewActivations n = EmptyActivations(tokens, cols, arena);
+                                                WeightFormat format, base::Arena& arena,
+                                                bool allow_biased) {
+  const NewActivations n = EmptyActivations(tokens, cols, allow_biased, arena);
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t b = 0; b < cols / 32; ++b) {
       const int64_t entry = (b / kInt8ChunkBlocks) * tokens + t, slot = b % kInt8ChunkBlocks;
@@ -225,10 +275,15 @@ Int8Activations QuantizeActivationsInt8Portable(const float* x, int64_t tokens, 
 }
 
 Int8Activations QuantizeActivationsInt8(const float* x, int64_t tokens, int64_t cols,
-                                        WeightFormat format, base::Arena& arena) {
-  if (!CpuHasAvx512Vnni()) return QuantizeActivationsInt8Portable(x, tokens, cols, format, arena);
-  const NewActivations n = EmptyActivations(tokens, cols, arena);
-  const Int8Kernels& k = VnniKernels();
+                                        WeightFormat format, base::Arena& arena,
+                                        const Int8Kernels* kernels) {
+  if (kernels == nullptr) kernels = Int8KernelsFor(BestIsa());
+  const bool biased = kernels != nullptr && kernels->takes_biased;
+  if (kernels == nullptr || kernels->quantize_row == nullptr) {
+    return QuantizeActivationsInt8Portable(x, tokens, cols, format, arena, biased);
+  }
+  const NewActivations n = EmptyActivations(tokens, cols, biased, arena);
+  const Int8Kernels& k = *kernels;
   for (int64_t t = 0; t < tokens; ++t) {
     k.quantize_row(x + t * cols, cols, t, tokens, WeightOffset(format), n.q, n.scale, n.correction);
   }
@@ -255,14 +310,13 @@ void MatMulInt8Definition(const float* x, int64_t tokens, const WeightMatrix& w,
   }
 }
 
-void MatMulInt8Decode(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
-                      base::ThreadPool* pool, base::Arena& scratch) {
-  K3_CHECK((IsFourBit(w.format) || w.format == WeightFormat::kInt8Block) && CpuHasAvx512Vnni());
+void MatMulInt8Decode(const Int8Kernels& k, const float* x, int64_t tokens, const WeightMatrix& w,
+                      float* y, base::ThreadPool* pool, base::Arena& scratch) {
+  K3_CHECK(IsFourBit(w.format) || w.format == WeightFormat::kInt8Block);
   Int8DecodeArgs args;
-  args.x = QuantizeActivationsInt8(x, tokens, w.cols, w.format, scratch);
+  args.x = QuantizeActivationsInt8(x, tokens, w.cols, w.format, scratch, &k);
   args.w = &w;
   args.y = y;
-  const Int8Kernels& k = VnniKernels();
   SplitRange(w.rows, kDecodeRowGroup, TaskCount(pool, tokens * w.rows * w.cols), pool,
              [&](int64_t r0, int64_t r1) { k.decode_rows(args, r0, r1); });
 }

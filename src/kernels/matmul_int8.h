@@ -1,7 +1,9 @@
 // The integer-activation path of MatMul for 4-bit weights (FourBitActivations::kInt8): x is
 // quantised per 32 columns to int8 once per call, and each block's product is an exact integer
-// dot (VNNI vpdpbusd) scaled by weight scale x activation scale in float32. Baseline code sees
-// only this header; the kernels live in the ISA-flagged matmul_vnni.cc.
+// dot scaled by weight scale x activation scale in float32. Baseline code sees only this header;
+// the kernels live in ISA-flagged units: matmul_vnni.cc (AVX512-VNNI vpdpbusd), matmul_avxvnni.cc
+// (AVX-VNNI, 256-bit) and matmul_int8_avx2.cc (vpmaddubsw + vpmaddwd), the last two over
+// matmul_int8_avx2.h.
 //
 // Integer form of a 4-bit block (checkpoints.md A1.6): every weight is an integer k times the
 // block's weight scale s_w:
@@ -22,6 +24,8 @@
 #include "kernels/matmul.h"
 
 namespace k3::kernels::detail {
+
+enum class Isa : uint8_t;
 
 // Blocks of 32 columns per chunk: one 64-byte load of 4-bit weights.
 inline constexpr int64_t kInt8ChunkBlocks = 4;
@@ -71,13 +75,18 @@ struct Int8Activations {
 // same) and lifts tiny blocks into range.
 constexpr float BlockLift(float amax) { return amax < 0x1p-64f ? 0x1p64f : 1.0f; }
 
-// Quantises x [tokens, cols] (cols % 32 == 0) for weights of `format` into arena memory. A block
-// with a non-finite value gets scale NaN (its products are NaN, as the exact path's would be).
+struct Int8Kernels;
+// Quantises x [tokens, cols] (cols % 32 == 0) for weights of `format` into arena memory, in the
+// form `kernels` read (nullptr: the kernels of BestIsa()). A block with a non-finite value gets
+// scale NaN (its products are NaN, as the exact path's would be).
 Int8Activations QuantizeActivationsInt8(const float* x, int64_t tokens, int64_t cols,
-                                        WeightFormat format, base::Arena& arena);
-// The same in portable scalar code (what the AVX-512 quantizer must reproduce bit for bit).
+                                        WeightFormat format, base::Arena& arena,
+                                        const Int8Kernels* kernels = nullptr);
+// The same in portable scalar code (what the AVX-512 quantizer must reproduce bit for bit); the
+// biased form from kBiasedFromTokens tokens only where `allow_biased`.
 Int8Activations QuantizeActivationsInt8Portable(const float* x, int64_t tokens, int64_t cols,
-                                                WeightFormat format, base::Arena& arena);
+                                                WeightFormat format, base::Arena& arena,
+                                                bool allow_biased = true);
 
 struct Int8DecodeArgs {
   Int8Activations x;
@@ -93,20 +102,38 @@ struct Int8Kernels {
   // QuantizeActivationsInt8Portable. The biased form is taken when correction is nullptr.
   void (*quantize_row)(const float* x, int64_t cols, int64_t t, int64_t tokens, int32_t offset,
                        uint8_t* q, float* scale, int32_t* correction);
-  // Register-resident vpdpbusd chains (the roofline's integer peak); returns the operations run.
+  // Register-resident dot chains (the roofline's integer peak); returns the operations run.
   double (*dot_loop)(int64_t iterations);
+  // What the logs call the integer dots: "avx512-vnni", "avx-vnni" or "avx2".
+  const char* name;
+  // Whether calls of kBiasedFromTokens or more tokens hand these kernels the biased form; the
+  // others read only the signed form. quantize_row may be nullptr: the portable quantizer then.
+  bool takes_biased;
 };
 
 // AVX512-VNNI kernels; call only when CpuHasAvx512Vnni().
 const Int8Kernels& VnniKernels();
 bool CpuHasAvx512Vnni();
+// AVX-VNNI kernels (VEX vpdpbusd on 256-bit vectors); call only when CpuHasAvxVnni().
+const Int8Kernels& AvxVnniKernels();
+bool CpuHasAvxVnni();
+// Plain AVX2 kernels (vpmaddubsw + vpmaddwd); call only where the AVX2 level is supported.
+const Int8Kernels& Avx2Int8Kernels();
+
+// The integer kernels MatMulWithIsa uses at SIMD level `isa` on this CPU: AVX512-VNNI at the
+// AVX-512 level where present, else AVX-VNNI, else plain AVX2; nullptr for the scalar level.
+const Int8Kernels* Int8KernelsFor(Isa isa);
+// Every integer kernel set this CPU can run (tests compare each with the definition).
+int Int8KernelSetCount();
+const Int8Kernels& Int8KernelSet(int i);
 
 // The integer form above computed in double from the same quantised activations: what the
 // kernels compute up to float32 accumulation (tests).
 void MatMulInt8Definition(const float* x, int64_t tokens, const WeightMatrix& w, float* y);
 
-// MatMul's decode regime with int8 activations (requires CpuHasAvx512Vnni() and 4-bit w).
-void MatMulInt8Decode(const float* x, int64_t tokens, const WeightMatrix& w, float* y,
-                      base::ThreadPool* pool, base::Arena& scratch);
+// MatMul through integer dots on `kernels` (4-bit or kInt8Block w), every token count.
+void MatMulInt8Decode(const Int8Kernels& kernels, const float* x, int64_t tokens,
+                      const WeightMatrix& w, float* y, base::ThreadPool* pool,
+                      base::Arena& scratch);
 
 }  // namespace k3::kernels::detail

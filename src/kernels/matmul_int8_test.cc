@@ -38,6 +38,10 @@ std::vector<float> Activations(size_t n, std::mt19937& rng) {
   return x;
 }
 
+// The 512-bit kernels these tests call through Isa::kAvx512 (matmul_int8_sets_test.cc tests every
+// kernel set directly).
+bool HasVnni512() { return detail::IsaSupported(Isa::kAvx512) && detail::CpuHasAvx512Vnni(); }
+
 // Sets the process-wide setting for one scope.
 struct Int8Scope {
   Int8Scope() { SetFourBitActivations(FourBitActivations::kInt8); }
@@ -120,7 +124,7 @@ TEST(Int8ActivationsTest, QuantisationLayoutAndRounding) {
 // all-zero block, non-finite blocks, subnormal and huge magnitudes, and values on the rounding
 // ties of x / d (k + 1/2 times d, which round to even).
 TEST(Int8ActivationsTest, VectorQuantizerMatchesThePortableOne) {
-  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   std::mt19937 rng(4);
   for (int64_t tokens : {1, 2, 5}) {
     for (int64_t cols : {32, 160, 512}) {
@@ -204,7 +208,7 @@ void ExpectKernelMatchesDefinition(const TestWeights& t, const std::vector<float
 }
 
 TEST(Int8ActivationsTest, VnniKernelsMatchTheDefinition) {
-  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   std::mt19937 rng(5);
   base::ThreadPool pool(3);
   for (const FormatCase& fc : kFormats) {
@@ -229,7 +233,7 @@ TEST(Int8ActivationsTest, VnniKernelsMatchTheDefinition) {
 // any position in its token tiles (the biased form): both make every lane's integer the exact
 // sum of k * q, and the float32 steps after it are the same.
 TEST(Int8ActivationsTest, OutputsDoNotDependOnTheBatch) {
-  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   std::mt19937 rng(6);
   for (const FormatCase& fc : kFormats) {
     for (int64_t blocks : {1, 5, 33}) {
@@ -256,7 +260,7 @@ TEST(Int8ActivationsTest, OutputsDoNotDependOnTheBatch) {
 }
 
 TEST(Int8ActivationsTest, EveryMxfp4ByteUnderEveryScale) {
-  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   TestWeights t;
   matmul_testing::FillEveryMxfp4ByteUnderEveryScale(&t);
   std::mt19937 rng(8);
@@ -285,7 +289,7 @@ TEST(Int8ActivationsTest, EveryMxfp4ByteUnderEveryScale) {
 // every position of a chunk, beside normal ones and beside the subnormal (0, 1) and NaN (255)
 // bytes that must take the exact conversion.
 TEST(Int8ActivationsTest, FullChunksUnderEveryScaleByte) {
-  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   constexpr int64_t kRows = 256, kCols = 256;
   TestWeights t;
   t.Allocate(WeightFormat::kMxfp4, kRows, kCols);
@@ -320,8 +324,8 @@ TEST(Int8ActivationsTest, FullChunksUnderEveryScaleByte) {
 }
 
 // kInt8Block: QuantizeInt8Block stays within scale / 2 of every weight, Int8BlockOffset places
-// each column once, and every path that is not the integer kernels (scalar, AVX2, and AVX-512
-// without VNNI) computes the exact product of the stored weights.
+// each column once, and every path that is not the integer kernels (the scalar level, where
+// RunsInt8 is false) computes the exact product of the stored weights.
 TEST(Int8BlockWeightsTest, QuantisationLayoutAndExactPaths) {
   std::mt19937 rng(12);
   for (int64_t cols : {32, 96, 128, 160, 1024}) {
@@ -354,7 +358,7 @@ TEST(Int8BlockWeightsTest, QuantisationLayoutAndExactPaths) {
       const std::vector<double> abs = matmul_testing::AbsProducts(x, tokens, q);
       for (Isa isa : detail::SupportedIsas()) {
         for (Regime regime : {Regime::kDecode, Regime::kGemm}) {
-          if (isa == Isa::kAvx512 && MatMulHasInt8Dot()) continue;  // W8A8 there
+          if (detail::RunsInt8(isa, regime, q)) continue;  // W8A8 there
           detail::MatMulWithIsa(isa, regime, x.data(), tokens, q, y.data());
           for (size_t i = 0; i < y.size(); ++i) {
             ASSERT_LE(std::fabs(double{y[i]} - exact[i]), 1e-5 * abs[i] + 1e-6)
@@ -367,7 +371,7 @@ TEST(Int8BlockWeightsTest, QuantisationLayoutAndExactPaths) {
 }
 
 TEST(Int8ActivationsTest, NonFiniteActivationsGiveNaN) {
-  if (!MatMulHasInt8Dot()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
+  if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   std::mt19937 rng(9);
   TestWeights t;
   FillRandom(t, kFormats[1], 8, 64, rng);

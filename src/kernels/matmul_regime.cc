@@ -116,8 +116,8 @@ bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w) {
 namespace k3::kernels {
 
 std::string MatMulPaths() {
-  return std::string("matmul ") + MatMulIsa() + ", int8 dots " +
-         (MatMulHasInt8Dot() ? "avx512-vnni" : "none") + ", bf16 " + MatMulBf16Path() +
+  return std::string("matmul ") + MatMulIsa() + ", int8 dots " + MatMulInt8DotName() + ", bf16 " +
+         MatMulBf16Path() +
          (detail::DecodeWidensOnce(detail::BestIsa()) ? ", decode tiles widen once per call" : "");
 }
 

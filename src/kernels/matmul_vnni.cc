@@ -398,7 +398,7 @@ double DotLoop(int64_t iterations) {
   return static_cast<double>(iterations) * kChains * 64 * 2;
 }
 
-constexpr Int8Kernels kKernels = {&DecodeRows, &QuantizeRow, &DotLoop};
+constexpr Int8Kernels kKernels = {&DecodeRows, &QuantizeRow, &DotLoop, "avx512-vnni", true};
 
 }  // namespace
 

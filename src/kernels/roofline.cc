@@ -165,8 +165,9 @@ double MeasurePeakBf16Gflops(base::ThreadPool* pool) {
 }
 
 double MeasurePeakInt8Gops(base::ThreadPool* pool) {
-  if (!detail::CpuHasAvx512Vnni()) return 0.0;
-  return MeasureLoopGflops(detail::VnniKernels().dot_loop, pool, 4 << 20, 10);
+  const detail::Int8Kernels* k = detail::Int8KernelsFor(detail::BestIsa());
+  if (k == nullptr) return 0.0;
+  return MeasureLoopGflops(k->dot_loop, pool, 4 << 20, 10);
 }
 
 std::string MachineLine(size_t threads) {

@@ -135,8 +135,9 @@ base::Result<std::unique_ptr<Model>> Model::Load(const std::filesystem::path& di
     const int changed = QuantizeDenseWeights(&w, quant_pool, release);
     K3_LOG(kInfo) << "--weight-quant int8: " << changed
                   << " dense projections re-quantised to int8 per 32"
-                  << (kernels::MatMulHasInt8Dot() ? " (W8A8 on AVX512-VNNI)"
-                                                  : " (no AVX512-VNNI: dequantised per row group)");
+                  << (kernels::MatMulHasInt8Dot()
+                          ? std::string(" (W8A8 on ") + kernels::MatMulInt8DotName() + " dots)"
+                          : std::string(" (no AVX2: dequantised per row group)"));
   }
   if (quant == WeightQuant::kBf16Panels && !kernels::Bf16PanelsRunFast()) {
     K3_LOG(kWarning) << "--weight-quant bf16-panels: no AVX-512 on this CPU, where the panels "

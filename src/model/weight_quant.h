@@ -7,10 +7,11 @@
 // those run on the same integer kernels as llama.cpp runs them as Q8_0: E4M3 values that are small
 // against their block's largest lose bits there (each weight within its new scale / 2, like any
 // other). The router (whose top-k decisions are sensitive), the embedding (row lookups) and 4-bit
-// routed experts are kept. On AVX512-VNNI the products run with int8 activations (W8A8,
-// kernels/matmul_int8.h); elsewhere the weights are dequantised per row group. Converted matrices
-// live in memory the ModelWeights own; Model::Load then releases the checkpoint memory the model
-// no longer reads (weights::Checkpoint::ReleaseExcept), so the originals do not stay beside them.
+// routed experts are kept. On any AVX2 core the products run with int8 activations (W8A8,
+// kernels/matmul_int8.h); on a scalar-only one the weights are dequantised per row group. Converted
+// matrices live in memory the ModelWeights own; Model::Load then releases the checkpoint memory the
+// model no longer reads (weights::Checkpoint::ReleaseExcept), so the originals do not stay beside
+// them.
 //
 // --weight-quant bf16-panels, what the default (auto) picks on AVX-512, keeps every value: the
 // same BF16 matrices (the list above, routed experts included where they are BF16) are repacked
