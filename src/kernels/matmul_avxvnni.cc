@@ -18,7 +18,7 @@ struct VnniDot {
   }
 };
 
-constexpr Int8Kernels kKernels = {&Avx2DecodeRows<VnniDot>, nullptr, &Avx2DotLoop<VnniDot>,
+constexpr Int8Kernels kKernels = {&Avx2DecodeRows<VnniDot>, &Avx2QuantizeRow, &Avx2DotLoop<VnniDot>,
                                   "avx-vnni", false};
 
 }  // namespace

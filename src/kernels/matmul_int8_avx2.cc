@@ -30,8 +30,8 @@ struct MaddubsDot {
   }
 };
 
-constexpr Int8Kernels kKernels = {&Avx2DecodeRows<MaddubsDot>, nullptr, &Avx2DotLoop<MaddubsDot>,
-                                  "avx2", false};
+constexpr Int8Kernels kKernels = {&Avx2DecodeRows<MaddubsDot>, &Avx2QuantizeRow,
+                                  &Avx2DotLoop<MaddubsDot>, "avx2", false};
 
 }  // namespace
 

@@ -185,6 +185,59 @@ void Avx2DecodeRows(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
   }
 }
 
+// Int8Kernels::quantize_row on 256-bit vectors: QuantizeBlock's arithmetic (matmul_int8.cc) in
+// the same order (amax, d = amax / 127 and the lifted 127 / amax in scalar float, x * lift *
+// inverse rounded to nearest even and clamped), so the same bytes as the portable quantizer; the
+// bytes are then placed (evens, odds) and the signed form's lane sums taken from a small array.
+void Avx2QuantizeRow(const float* x, int64_t cols, int64_t t, int64_t tokens, int32_t offset,
+                     uint8_t* q, float* scale, int32_t* correction) {
+  const __m256i exponent = _mm256_set1_epi32(0x7F800000);
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const int bias = correction == nullptr ? 128 : 0;
+  for (int64_t b = 0; b < cols / 32; ++b) {
+    __m256 v[4];
+    __m256 amax8 = _mm256_setzero_ps();
+    bool finite = true;
+    for (int i = 0; i < 4; ++i) {
+      v[i] = _mm256_loadu_ps(x + b * 32 + 8 * i);
+      const __m256i e = _mm256_and_si256(_mm256_castps_si256(v[i]), exponent);
+      finite = finite && _mm256_movemask_epi8(_mm256_cmpeq_epi32(e, exponent)) == 0;
+      amax8 = _mm256_max_ps(amax8, _mm256_and_ps(v[i], magnitude));
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax8), _mm256_extractf128_ps(amax8, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    const float amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+    alignas(32) int32_t k[32] = {};
+    float d = 0.0f;
+    if (!finite) {
+      d = __builtin_nanf("");
+    } else if (amax != 0.0f) {
+      d = amax / 127.0f;
+      const float lift = amax < 0x1p-64f ? 0x1p64f : 1.0f;  // BlockLift (matmul_int8.h)
+      const __m256 lifts = _mm256_set1_ps(lift), inverse = _mm256_set1_ps(127.0f / (amax * lift));
+      const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+      for (int i = 0; i < 4; ++i) {
+        const __m256i r = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_mul_ps(v[i], lifts), inverse));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(k + 8 * i),
+                           _mm256_min_epi32(_mm256_max_epi32(r, lo), hi));
+      }
+    }
+    const int64_t entry = (b / kInt8ChunkBlocks) * tokens + t, slot = b % kInt8ChunkBlocks;
+    uint8_t* even = q + entry * 128 + slot * 16;
+    for (int j = 0; j < 16; ++j) {
+      even[j] = static_cast<uint8_t>(k[2 * j] + bias);
+      even[64 + j] = static_cast<uint8_t>(k[2 * j + 1] + bias);
+    }
+    for (int lane = 0; lane < 4; ++lane) {
+      scale[entry * 16 + slot * 4 + lane] = d;
+      if (correction == nullptr) continue;
+      int32_t sum = 0;
+      for (int c = 8 * lane; c < 8 * lane + 8; ++c) sum += k[c];
+      correction[entry * 16 + slot * 4 + lane] = -offset * sum;
+    }
+  }
+}
+
 // Int8Kernels::dot_loop over Dot (4-bit weights' form): 12 independent chains of 1 x 1 bytes,
 // each step 32 multiply-adds (a chain adds 4 per lane: below 2^31 for 2^28 steps). Counts 2
 // operations per multiply-add.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,6 +142,47 @@ TEST(Int8KernelSetsTest, OutputsDoNotDependOnTheBatch) {
         const std::vector<float> alone = RunSet(*k, one, 1, t.w);
         EXPECT_EQ(0, std::memcmp(alone.data(), batch.data() + i * 13, 13 * sizeof(float)))
             << k->name << " " << fc.name << " token " << i;
+      }
+    }
+  }
+}
+
+// Each set's quantizer against the portable one, bit for bit, in both forms: rows with outliers,
+// an all-zero block, rounding ties of x / d, a non-finite block, a subnormal-only block and a huge
+// value (as VectorQuantizerMatchesThePortableOne for the 512-bit quantizer).
+TEST(Int8KernelSetsTest, EveryQuantizerMatchesThePortableOne) {
+  if (Sets().empty()) GTEST_SKIP() << "this CPU has no AVX2: no integer kernels";
+  std::mt19937 rng(25);
+  const int64_t tokens = 3, cols = 160;
+  std::vector<float> x = SetActivations(tokens * cols, rng);
+  for (int64_t t = 0; t < tokens; ++t) {
+    float* row = x.data() + t * cols;
+    std::fill(row, row + 32, 0.0f);
+    for (int c = 0; c < 32; ++c) row[32 + c] = c == 0 ? 127.0f : (c % 7) - 3 + 0.5f;
+    row[64 + t] = t % 2 ? std::numeric_limits<float>::infinity() : NAN;
+    std::fill(row + 96, row + 128, 0.0f);
+    row[96 + t] = 0x1p-140f;
+    row[128] = 3e38f;
+  }
+  for (const Int8Kernels* k : Sets()) {
+    for (bool biased : {false, true}) {
+      base::Arena arena;
+      const detail::Int8Activations want = detail::QuantizeActivationsInt8Portable(
+          x.data(), tokens, cols, WeightFormat::kInt4, arena, biased);
+      ASSERT_EQ(want.biased, biased);
+      const size_t entries = static_cast<size_t>(tokens * want.chunks);
+      std::vector<uint8_t> q(entries * 128, biased ? 128 : 0);
+      std::vector<float> scale(entries * 16, 0.0f);
+      std::vector<int32_t> correction(entries * 16, 0);
+      for (int64_t t = 0; t < tokens; ++t) {
+        k->quantize_row(x.data() + t * cols, cols, t, tokens, 8, q.data(), scale.data(),
+                        biased ? nullptr : correction.data());
+      }
+      EXPECT_EQ(0, std::memcmp(q.data(), want.q, q.size())) << k->name << " biased " << biased;
+      EXPECT_EQ(0, std::memcmp(scale.data(), want.scale, scale.size() * 4)) << k->name;
+      if (!biased) {
+        EXPECT_EQ(0, std::memcmp(correction.data(), want.correction, correction.size() * 4))
+            << k->name;
       }
     }
   }
