@@ -43,8 +43,9 @@ inline constexpr int64_t kBiasedFromTokens = 2;
 // slot j (four even columns from the low half, four odd from the high). Both forms below make
 // every lane's integer the exact sum of k * q over its own 8 columns, so the float32 results are
 // the same bits whichever form a call uses (a token's output does not depend on its batch).
-// - Signed (tokens < kBiasedFromTokens): q as int8, weights as the unsigned k + offset, and the
-//   dot starts from `correction` = -offset * (sum of the lane's 8 q).
+// - Signed (tokens < kBiasedFromTokens, and always for the 256-bit kernels): q as int8, weights
+//   as the unsigned k + offset, and the dot starts from `correction` = -offset * (sum of the
+//   lane's 8 q).
 // - Biased (`biased`): q + 128 as unsigned bytes, weights as signed k, and the dot starts from
 //   -128 * (sum of the lane's 8 k), which the kernels compute once per row and chunk.
 struct Int8Activations {
