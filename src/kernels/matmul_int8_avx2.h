@@ -17,9 +17,10 @@
 namespace k3::kernels::detail {
 namespace {
 
-// Tokens per tile: 4 rows x 2 tokens of accumulators beside one row's weights and scales fill the
-// 16 vector registers of an AVX2 core.
-constexpr int kAvx2MaxTokens = 2;
+// Tiles of 4 rows x up to 2 tokens, or from 3 tokens 2 rows x up to 4: 8 accumulators beside one
+// row's weights and scales fill the 16 vector registers of an AVX2 core; the wider tiles decode
+// each row's weights once per 4 tokens instead of 2.
+constexpr int kAvx2MaxTokens = 2, kAvx2PairMaxTokens = 4;
 
 // MXFP4 nibble -> 2 * E2M1 value + 12, per 128-bit lane (vpshufb looks up per lane).
 #define K3_MXFP4_U 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0
@@ -99,13 +100,12 @@ K3_INLINE void ChunkHalfScales(const void* scales, int64_t k, int blocks, __m256
   sw[1] = _mm256_set_m128(_mm_set1_ps(s[3]), _mm_set1_ps(s[2]));
 }
 
-// y[t0 + t, r + i] for t < TB, i < g.nr. Per chunk and row: its weights and scales once, then for
-// each token and half two Dot steps from the activations' correction, the lanes' integers to
-// float times s_w * d into the row's accumulator (half 0, then half 1: the same float steps for a
-// token whatever the tile, so its outputs do not depend on the batch).
-template <class Dot, WeightFormat F, int TB>
-void Avx2Tile(const Int8DecodeArgs& a, const Avx2Rows& g, int64_t t0, int64_t r) {
-  constexpr int kR = kDecodeRowGroup;
+// y[t0 + t, r + i0 + i] for t < TB, i < R, i0 + i < g.nr. Per chunk and row: its weights and
+// scales once, then for each token and half two Dot steps from the activations' correction, the
+// lanes' integers to float times s_w * d into the row's accumulator (half 0, then half 1: the same
+// float steps for a token whatever the tile, so its outputs do not depend on the batch).
+template <class Dot, WeightFormat F, int kR, int TB>
+void Avx2Tile(const Int8DecodeArgs& a, const Avx2Rows& g, int i0, int64_t t0, int64_t r) {
   const int64_t blocks = a.w->cols / 32, tokens = a.x.tokens;
   __m256 acc[kR][TB];
   for (int i = 0; i < kR; ++i) {
@@ -116,12 +116,13 @@ void Avx2Tile(const Int8DecodeArgs& a, const Avx2Rows& g, int64_t t0, int64_t r)
     const int64_t entry = k * tokens + t0;
 #pragma GCC unroll 4
     for (int i = 0; i < kR; ++i) {
-      Prefetch(g.bytes[i], k * (F == WeightFormat::kInt8Block ? 128 : 64) + kPrefetchBytes);
+      const uint8_t* row = g.bytes[i0 + i];
+      Prefetch(row, k * (F == WeightFormat::kInt8Block ? 128 : 64) + kPrefetchBytes);
       HalfWeights w[2];
-      ChunkHalves<F>(g.bytes[i], k, in_chunk, w);
+      ChunkHalves<F>(row, k, in_chunk, w);
       __m256 sw[2];
-      ChunkHalfScales<F>(g.scales[i], k, in_chunk, sw);
-#pragma GCC unroll 2
+      ChunkHalfScales<F>(g.scales[i0 + i], k, in_chunk, sw);
+#pragma GCC unroll 4
       for (int t = 0; t < TB; ++t) {
         const uint8_t* q = a.x.q + (entry + t) * 128;
         const int32_t* correction = a.x.correction + (entry + t) * 16;
@@ -141,12 +142,12 @@ void Avx2Tile(const Int8DecodeArgs& a, const Avx2Rows& g, int64_t t0, int64_t r)
   }
   const int64_t ldy = a.w->rows;
   for (int t = 0; t < TB; ++t) {
-    for (int i = 0; i < g.nr; ++i) {
+    for (int i = 0; i < kR && i0 + i < g.nr; ++i) {
       const __m256 v = acc[i][t];
       __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
       s = _mm_add_ps(s, _mm_movehl_ps(s, s));
       s = _mm_add_ss(s, _mm_movehdup_ps(s));
-      a.y[(t0 + t) * ldy + r + i] = _mm_cvtss_f32(s);
+      a.y[(t0 + t) * ldy + r + i0 + i] = _mm_cvtss_f32(s);
     }
   }
 }
@@ -165,10 +166,27 @@ void Avx2RowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
       g.bytes[i] = base + row * row_bytes;
       g.scales[i] = FourBitScaleRow(w, row);
     }
-    ForEachTokenTile(a.x.tokens, kAvx2MaxTokens, [&](int64_t t0, int tb) {
-      if (tb == 1) return Avx2Tile<Dot, F, 1>(a, g, t0, r);
-      return Avx2Tile<Dot, F, 2>(a, g, t0, r);
-    });
+    if (a.x.tokens <= kAvx2MaxTokens) {
+      ForEachTokenTile(a.x.tokens, kAvx2MaxTokens, [&](int64_t t0, int tb) {
+        if (tb == 1) return Avx2Tile<Dot, F, 4, 1>(a, g, 0, t0, r);
+        return Avx2Tile<Dot, F, 4, 2>(a, g, 0, t0, r);
+      });
+      continue;
+    }
+    for (int i0 = 0; i0 < g.nr; i0 += 2) {
+      ForEachTokenTile(a.x.tokens, kAvx2PairMaxTokens, [&](int64_t t0, int tb) {
+        switch (tb) {
+          case 1:
+            return Avx2Tile<Dot, F, 2, 1>(a, g, i0, t0, r);
+          case 2:
+            return Avx2Tile<Dot, F, 2, 2>(a, g, i0, t0, r);
+          case 3:
+            return Avx2Tile<Dot, F, 2, 3>(a, g, i0, t0, r);
+          default:
+            return Avx2Tile<Dot, F, 2, 4>(a, g, i0, t0, r);
+        }
+      });
+    }
   }
 }
 
