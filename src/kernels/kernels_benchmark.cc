@@ -92,8 +92,8 @@ std::string Name(const char* kind, WeightFormat format, Isa isa, int64_t tokens)
 }
 
 // What a Decode benchmark runs besides the format and ISA: kInt8 = FourBitActivations::kInt8 for
-// the timed calls (4-bit formats, AVX512-VNNI); kPlainAvx512 = the AVX-512 table without VBMI
-// (the F16-widening FP8 decode, side by side with the byte-table one Kernels() picks).
+// the timed calls (4-bit formats, the ISA's integer set); kPlainAvx512 = the AVX-512 table without
+// VBMI (the F16-widening FP8 decode, side by side with the byte-table one Kernels() picks).
 enum class DecodePath { kDefault, kInt8, kPlainAvx512 };
 
 const char* DecodeKind(DecodePath path) {

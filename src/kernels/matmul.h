@@ -22,9 +22,9 @@ enum class WeightFormat : uint8_t {
                // u (low nibble = even column, the int32 words' byte order) is the value u - 8, one
                // BF16 scale per 32 columns
   kInt8Block,  // int8 weights made at load (--weight-quant int8): byte u is the value u - 128,
-               // one BF16 scale per 32 columns, bytes in Int8BlockOffset's order. With
-               // AVX512-VNNI its products always take int8 activations (W8A8, any token count,
-               // the FourBitActivations::kInt8 bound below); elsewhere they are exact.
+               // one BF16 scale per 32 columns, bytes in Int8BlockOffset's order. On
+               // any AVX2 core its products always take int8 activations (W8A8, any token count,
+               // the FourBitActivations::kInt8 bound below); at the scalar level they are exact.
   kBf16Panels,  // BF16 weights repacked at load (PackBf16Panels) into column-pair panels, whose
                 // products run down the columns: see kBf16PanelRows.
 };
@@ -153,7 +153,7 @@ std::string MatMulPaths();
 //            "none": elsewhere MatMul stays on its FP32 kernels (so kBf16 is never less exact
 //                   than kFp32).
 //          Other decode-regime calls (few tokens, memory-bound) always run in FP32, kInt8Block
-//          weights keep their W8A8 kernels where AVX512-VNNI exists, and kBf16Panels weights
+//          weights keep their W8A8 kernels on any AVX2 core, and kBf16Panels weights
 //          always run FP32 (their tiles reach ~0.9 of the FP32 peak from 32 tokens).
 // Results of one precision are deterministic and independent of the thread pool. Changing the
 // setting while another thread is inside MatMul affects only calls that start afterwards.
@@ -169,7 +169,7 @@ const char* MatMulBf16Path();
 // 12 tokens), process-wide; default kFp32.
 //   kFp32: exact float32 products, as for every other format.
 //   kInt8: x is quantised per 32 columns to int8 (d = amax / 127, q = round(x / d)) and each
-//          block's product is an exact integer dot (AVX512-VNNI) times weight scale x d, summed in
+//          block's product is an exact integer dot (VNNI or AVX2) times weight scale x d, summed in
 //          float32 (matmul_int8.h), as llama.cpp's Q4_0 x Q8_0 and ktransformers' kernels do. The
 //          weights stay exact, so for every output
 //            |y_int8 - y_exact| <= sum_blocks (d / 2) (1 + 2^-20) sum_{c in block} |W[r, c]|

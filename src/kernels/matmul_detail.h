@@ -50,8 +50,8 @@ bool DecodeWidensOnce(Isa isa);
 bool AutoPicksDecode(Isa isa, int64_t tokens, const WeightMatrix& w);
 
 // Whether MatMulWithIsa multiplies through integer dots (matmul_int8.h) in the resolved `regime`:
-// kInt8Block wherever AVX512-VNNI exists, 4-bit formats in the decode regime under
-// FourBitActivations::kInt8.
+// kInt8Block wherever Int8KernelsFor(isa) has kernels (any AVX2 level), 4-bit formats in the
+// decode regime under FourBitActivations::kInt8.
 bool RunsInt8(Isa isa, Regime regime, const WeightMatrix& w);
 
 // MatMul on a chosen level and regime. `isa` must be supported.

@@ -44,9 +44,10 @@ double MeasurePeakFp32Gflops(base::ThreadPool* pool);
 // the "avx512-bf16" path are judged against.
 double MeasurePeakBf16Gflops(base::ThreadPool* pool);
 
-// GOP/s (a multiply-add counts 2, as in GFLOP/s) of independent register-resident vpdpbusd chains
-// on every thread at once, best of ten runs; 0 when the CPU lacks AVX512-VNNI. The integer
-// products (--expert-activations int8, --weight-quant int8) run on this instruction.
+// GOP/s (a multiply-add counts 2, as in GFLOP/s) of independent register-resident integer dot
+// chains of the set MatMul uses (vpdpbusd, or vpmaddubsw + vpmaddwd on plain AVX2) on every
+// thread at once, best of ten runs; 0 without AVX2. The integer products (--expert-activations
+// int8, --weight-quant int8) run on these instructions.
 double MeasurePeakInt8Gops(base::ThreadPool* pool);
 
 // "machine: <processor> (vendor family F model M[, under a hypervisor]), L3 N MiB, T threads;
