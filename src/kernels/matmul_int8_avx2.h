@@ -12,6 +12,7 @@
 #pragma once
 
 #include "kernels/matmul_int8.h"
+#include "kernels/matmul_int8_rows.h"
 #include "kernels/matmul_simd_base.h"
 
 namespace k3::kernels::detail {
@@ -26,13 +27,6 @@ constexpr int kAvx2MaxTokens = 2, kAvx2PairMaxTokens = 4;
 #define K3_MXFP4_U 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0
 alignas(32) constexpr int8_t kMxfp4Unsigned[32] = {K3_MXFP4_U, K3_MXFP4_U};
 #undef K3_MXFP4_U
-
-// The 4 rows of a decode row group (rows past nr repeat the last valid one).
-struct Avx2Rows {
-  const uint8_t* bytes[kDecodeRowGroup];
-  const void* scales[kDecodeRowGroup];
-  int nr;
-};
 
 // One half of a row's chunk: the unsigned weights of its even columns (lo) and odd ones (hi).
 struct HalfWeights {
@@ -105,7 +99,7 @@ K3_INLINE void ChunkHalfScales(const void* scales, int64_t k, int blocks, __m256
 // lanes' integers to float times s_w * d into the row's accumulator (half 0, then half 1: the same
 // float steps for a token whatever the tile, so its outputs do not depend on the batch).
 template <class Dot, WeightFormat F, int kR, int TB>
-void Avx2Tile(const Int8DecodeArgs& a, const Avx2Rows& g, int i0, int64_t t0, int64_t r) {
+void Avx2Tile(const Int8DecodeArgs& a, const Int8Rows& g, int i0, int64_t t0, int64_t r) {
   const int64_t blocks = a.w->cols / 32, tokens = a.x.tokens;
   __m256 acc[kR][TB];
   for (int i = 0; i < kR; ++i) {
@@ -153,19 +147,11 @@ void Avx2Tile(const Int8DecodeArgs& a, const Avx2Rows& g, int i0, int64_t t0, in
 }
 
 template <class Dot, WeightFormat F>
-void Avx2RowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
-  const WeightMatrix& w = *a.w;
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  const int64_t row_bytes = F == WeightFormat::kInt8Block ? w.cols : w.cols / 2;
-  PrefetchHead(base + r0 * row_bytes, (r1 - r0) * row_bytes);
+void Int8RowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
+  const int64_t row_bytes = Int8RowBytes<F>(a.w->cols);
+  PrefetchHead(static_cast<const uint8_t*>(a.w->data) + r0 * row_bytes, (r1 - r0) * row_bytes);
   for (int64_t r = r0; r < r1; r += kDecodeRowGroup) {
-    Avx2Rows g;
-    g.nr = static_cast<int>(Min(kDecodeRowGroup, r1 - r));
-    for (int i = 0; i < kDecodeRowGroup; ++i) {
-      const int64_t row = r + Min(i, g.nr - 1);
-      g.bytes[i] = base + row * row_bytes;
-      g.scales[i] = FourBitScaleRow(w, row);
-    }
+    const Int8Rows g = Int8RowGroup<F>(*a.w, r, r1);
     if (a.x.tokens <= kAvx2MaxTokens) {
       ForEachTokenTile(a.x.tokens, kAvx2MaxTokens, [&](int64_t t0, int tb) {
         if (tb == 1) return Avx2Tile<Dot, F, 4, 1>(a, g, 0, t0, r);
@@ -195,11 +181,11 @@ template <class Dot>
 void Avx2DecodeRows(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
   switch (a.w->format) {
     case WeightFormat::kInt4:
-      return Avx2RowsIn<Dot, WeightFormat::kInt4>(a, r0, r1);
+      return Int8RowsIn<Dot, WeightFormat::kInt4>(a, r0, r1);
     case WeightFormat::kInt8Block:
-      return Avx2RowsIn<Dot, WeightFormat::kInt8Block>(a, r0, r1);
+      return Int8RowsIn<Dot, WeightFormat::kInt8Block>(a, r0, r1);
     default:
-      return Avx2RowsIn<Dot, WeightFormat::kMxfp4>(a, r0, r1);
+      return Int8RowsIn<Dot, WeightFormat::kMxfp4>(a, r0, r1);
   }
 }
 

@@ -22,18 +22,9 @@ using detail::Int8Kernels;
 using detail::Isa;
 using matmul_testing::FillRandom;
 using matmul_testing::FormatCase;
+using matmul_testing::kInt8Formats;
+using matmul_testing::OutlierActivations;
 using matmul_testing::TestWeights;
-
-const FormatCase kSetFormats[] = {{"MXFP4", WeightFormat::kMxfp4},
-                                  {"INT4", WeightFormat::kInt4},
-                                  {"INT8_block", WeightFormat::kInt8Block}};
-
-std::vector<float> SetActivations(size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = normal(rng) * (rng() % 17 == 0 ? 20.0f : 1.0f);
-  return x;
-}
 
 std::vector<const Int8Kernels*> Sets() {
   std::vector<const Int8Kernels*> sets;
@@ -69,13 +60,13 @@ TEST(Int8KernelSetsTest, EverySetMatchesTheDefinition) {
   std::mt19937 rng(21);
   base::ThreadPool pool(3);
   for (const Int8Kernels* k : Sets()) {
-    for (const FormatCase& fc : kSetFormats) {
+    for (const FormatCase& fc : kInt8Formats) {
       for (int64_t rows : {1, 4, 6, 37}) {
         for (int64_t blocks : {1, 2, 3, 4, 5, 7, 33}) {
           TestWeights t;
           FillRandom(t, fc, rows, blocks * 32, rng);
           for (int64_t tokens : {1, 2, 3, 5, 12}) {
-            const std::vector<float> x = SetActivations(tokens * blocks * 32, rng);
+            const std::vector<float> x = OutlierActivations(tokens * blocks * 32, rng);
             const std::string what = fc.name + " " + std::to_string(rows) + "x" +
                                      std::to_string(blocks * 32) + " tokens " +
                                      std::to_string(tokens);
@@ -94,7 +85,7 @@ TEST(Int8KernelSetsTest, Int8BlockExtremesDoNotSaturate) {
   if (Sets().empty()) GTEST_SKIP() << "this CPU has no AVX2: no integer kernels";
   std::mt19937 rng(22);
   TestWeights t;
-  FillRandom(t, kSetFormats[2], 8, 160, rng);
+  FillRandom(t, kInt8Formats[2], 8, 160, rng);
   for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = (i / 3) % 2 ? 255 : 1;
   std::vector<float> x(2 * 160);
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 5) % 2 ? 3.0f : -3.0f;
@@ -110,7 +101,7 @@ TEST(Int8KernelSetsTest, EveryMxfp4ByteUnderEveryScale) {
   TestWeights t;
   matmul_testing::FillEveryMxfp4ByteUnderEveryScale(&t);
   std::mt19937 rng(23);
-  const std::vector<float> x = SetActivations(2 * 32, rng);
+  const std::vector<float> x = OutlierActivations(2 * 32, rng);
   std::vector<float> want(static_cast<size_t>(2 * t.w.rows));
   detail::MatMulInt8Definition(x.data(), 2, t.w, want.data());
   for (const Int8Kernels* k : Sets()) {
@@ -131,11 +122,11 @@ TEST(Int8KernelSetsTest, OutputsDoNotDependOnTheBatch) {
   if (Sets().empty()) GTEST_SKIP() << "this CPU has no AVX2: no integer kernels";
   std::mt19937 rng(24);
   for (const Int8Kernels* k : Sets()) {
-    for (const FormatCase& fc : kSetFormats) {
+    for (const FormatCase& fc : kInt8Formats) {
       TestWeights t;
       FillRandom(t, fc, 13, 5 * 32, rng);
       const int64_t cols = 5 * 32, tokens = 7;
-      const std::vector<float> x = SetActivations(tokens * cols, rng);
+      const std::vector<float> x = OutlierActivations(tokens * cols, rng);
       const std::vector<float> batch = RunSet(*k, x, tokens, t.w);
       for (int64_t i = 0; i < tokens; ++i) {
         const std::vector<float> one(x.begin() + i * cols, x.begin() + (i + 1) * cols);
@@ -154,7 +145,7 @@ TEST(Int8KernelSetsTest, EveryQuantizerMatchesThePortableOne) {
   if (Sets().empty()) GTEST_SKIP() << "this CPU has no AVX2: no integer kernels";
   std::mt19937 rng(25);
   const int64_t tokens = 3, cols = 160;
-  std::vector<float> x = SetActivations(tokens * cols, rng);
+  std::vector<float> x = OutlierActivations(tokens * cols, rng);
   for (int64_t t = 0; t < tokens; ++t) {
     float* row = x.data() + t * cols;
     std::fill(row, row + 32, 0.0f);

@@ -24,19 +24,9 @@ using detail::Isa;
 using detail::Regime;
 using matmul_testing::FillRandom;
 using matmul_testing::FormatCase;
+using matmul_testing::kInt8Formats;
+using matmul_testing::OutlierActivations;
 using matmul_testing::TestWeights;
-
-const FormatCase kFormats[] = {{"MXFP4", WeightFormat::kMxfp4},
-                               {"INT4", WeightFormat::kInt4},
-                               {"INT8_block", WeightFormat::kInt8Block}};
-
-// Activations with outliers and sign changes, as hidden states have them.
-std::vector<float> Activations(size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = normal(rng) * (rng() % 17 == 0 ? 20.0f : 1.0f);
-  return x;
-}
 
 // The 512-bit kernels these tests call through Isa::kAvx512 (matmul_int8_sets_test.cc tests every
 // kernel set directly).
@@ -80,7 +70,7 @@ TEST(Int8ActivationsTest, QuantisationLayoutAndRounding) {
   std::mt19937 rng(3);
   const int64_t cols = 160;  // 5 blocks: the second chunk holds one
   for (int64_t tokens : {1, 3}) {
-    const std::vector<float> x = Activations(tokens * cols, rng);
+    const std::vector<float> x = OutlierActivations(tokens * cols, rng);
     base::Arena arena;
     const detail::Int8Activations a =
         detail::QuantizeActivationsInt8(x.data(), tokens, cols, WeightFormat::kInt4, arena);
@@ -128,7 +118,7 @@ TEST(Int8ActivationsTest, VectorQuantizerMatchesThePortableOne) {
   std::mt19937 rng(4);
   for (int64_t tokens : {1, 2, 5}) {
     for (int64_t cols : {32, 160, 512}) {
-      std::vector<float> x = Activations(tokens * cols, rng);
+      std::vector<float> x = OutlierActivations(tokens * cols, rng);
       for (int64_t t = 0; t < tokens; ++t) {
         float* row = x.data() + t * cols;
         std::fill(row, row + 32, 0.0f);  // block 0 all zero
@@ -166,12 +156,12 @@ TEST(Int8ActivationsTest, VectorQuantizerMatchesThePortableOne) {
 
 TEST(Int8ActivationsTest, DefinitionIsWithinTheDerivedBoundOfTheExactProduct) {
   std::mt19937 rng(11);
-  for (const FormatCase& fc : kFormats) {
+  for (const FormatCase& fc : kInt8Formats) {
     for (int64_t cols : {32, 96, 256, 1024}) {
       TestWeights t;
       FillRandom(t, fc, 19, cols, rng);
       const int64_t tokens = 3;
-      const std::vector<float> x = Activations(tokens * cols, rng);
+      const std::vector<float> x = OutlierActivations(tokens * cols, rng);
       std::vector<float> exact(tokens * 19), int8(tokens * 19);
       MatMulReference(x.data(), tokens, t.w, exact.data());
       detail::MatMulInt8Definition(x.data(), tokens, t.w, int8.data());
@@ -211,13 +201,13 @@ TEST(Int8ActivationsTest, VnniKernelsMatchTheDefinition) {
   if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   std::mt19937 rng(5);
   base::ThreadPool pool(3);
-  for (const FormatCase& fc : kFormats) {
+  for (const FormatCase& fc : kInt8Formats) {
     for (int64_t rows : {1, 3, 4, 5, 37, 130}) {
       for (int64_t blocks : {1, 2, 3, 4, 5, 8, 33}) {
         TestWeights t;
         FillRandom(t, fc, rows, blocks * 32, rng);
         for (int64_t tokens : {1, 2, 3, 4, 5, 9, 12}) {
-          const std::vector<float> x = Activations(tokens * blocks * 32, rng);
+          const std::vector<float> x = OutlierActivations(tokens * blocks * 32, rng);
           const std::string what = fc.name + " " + std::to_string(rows) + "x" +
                                    std::to_string(blocks * 32) + " tokens " +
                                    std::to_string(tokens);
@@ -235,12 +225,12 @@ TEST(Int8ActivationsTest, VnniKernelsMatchTheDefinition) {
 TEST(Int8ActivationsTest, OutputsDoNotDependOnTheBatch) {
   if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   std::mt19937 rng(6);
-  for (const FormatCase& fc : kFormats) {
+  for (const FormatCase& fc : kInt8Formats) {
     for (int64_t blocks : {1, 5, 33}) {
       TestWeights t;
       FillRandom(t, fc, 37, blocks * 32, rng);
       const int64_t cols = blocks * 32, tokens = 11;
-      const std::vector<float> x = Activations(tokens * cols, rng);
+      const std::vector<float> x = OutlierActivations(tokens * cols, rng);
       std::vector<float> alone(static_cast<size_t>(tokens * 37));
       Int8Scope int8;
       for (int64_t i = 0; i < tokens; ++i) {
@@ -264,7 +254,7 @@ TEST(Int8ActivationsTest, EveryMxfp4ByteUnderEveryScale) {
   TestWeights t;
   matmul_testing::FillEveryMxfp4ByteUnderEveryScale(&t);
   std::mt19937 rng(8);
-  const std::vector<float> x = Activations(2 * 32, rng);
+  const std::vector<float> x = OutlierActivations(2 * 32, rng);
   const size_t n = static_cast<size_t>(2 * t.w.rows);
   std::vector<float> want(n), got(n);
   detail::MatMulInt8Definition(x.data(), 2, t.w, want.data());
@@ -300,7 +290,7 @@ TEST(Int8ActivationsTest, FullChunksUnderEveryScaleByte) {
       t.mx_scales[r * (kCols / 32) + b] = static_cast<uint8_t>((r + b) % 256);
     }
   }
-  const std::vector<float> x = Activations(3 * kCols, rng);
+  const std::vector<float> x = OutlierActivations(3 * kCols, rng);
   const size_t n = static_cast<size_t>(3 * kRows);
   std::vector<float> want(n), got(n);
   detail::MatMulInt8Definition(x.data(), 3, t.w, want.data());
@@ -352,7 +342,7 @@ TEST(Int8BlockWeightsTest, QuantisationLayoutAndExactPaths) {
       }
     }
     for (int64_t tokens : {1, 5, 20}) {
-      const std::vector<float> x = Activations(tokens * cols, rng);
+      const std::vector<float> x = OutlierActivations(tokens * cols, rng);
       std::vector<float> exact(static_cast<size_t>(tokens * 37)), y(exact.size());
       MatMulReference(x.data(), tokens, q, exact.data());
       const std::vector<double> abs = matmul_testing::AbsProducts(x, tokens, q);
@@ -374,8 +364,8 @@ TEST(Int8ActivationsTest, NonFiniteActivationsGiveNaN) {
   if (!HasVnni512()) GTEST_SKIP() << "this CPU has no AVX512-VNNI";
   std::mt19937 rng(9);
   TestWeights t;
-  FillRandom(t, kFormats[1], 8, 64, rng);
-  std::vector<float> x = Activations(64, rng);
+  FillRandom(t, kInt8Formats[1], 8, 64, rng);
+  std::vector<float> x = OutlierActivations(64, rng);
   x[40] = std::numeric_limits<float>::infinity();
   std::vector<float> y(8);
   Int8Scope int8;
@@ -386,10 +376,10 @@ TEST(Int8ActivationsTest, NonFiniteActivationsGiveNaN) {
 TEST(Int8ActivationsTest, SettingReachesThePublicEntryOnlyInTheDecodeRegime) {
   std::mt19937 rng(10);
   TestWeights t;
-  FillRandom(t, kFormats[0], 16, 128, rng);
+  FillRandom(t, kInt8Formats[0], 16, 128, rng);
   // One token past the decode regime: the GEMM regime.
   const int64_t n = detail::DecodeMaxTokens(detail::BestIsa(), t.w.format) + 1;
-  const std::vector<float> x = Activations(static_cast<size_t>(n * 128), rng);
+  const std::vector<float> x = OutlierActivations(static_cast<size_t>(n * 128), rng);
   std::vector<float> exact(static_cast<size_t>(n * 16)), int8(exact.size()), got(exact.size());
   MatMul(x.data(), n, t.w, exact.data());
   detail::MatMulInt8Definition(x.data(), n, t.w, int8.data());
@@ -406,12 +396,12 @@ TEST(Int8ActivationsTest, SettingReachesThePublicEntryOnlyInTheDecodeRegime) {
 // float32 accumulation) rather than the exact product's, for every format, setting and regime.
 TEST(Int8ActivationsTest, RunsInt8SaysWhichProductRan) {
   std::mt19937 rng(11);
-  for (const FormatCase& f : kFormats) {
+  for (const FormatCase& f : kInt8Formats) {
     TestWeights t;
     FillRandom(t, f, 16, 256, rng);
     const int64_t gemm = detail::DecodeMaxTokens(detail::BestIsa(), t.w.format) + 1;
     for (int64_t n : {int64_t{1}, int64_t{5}, gemm}) {
-      const std::vector<float> x = Activations(static_cast<size_t>(n * 256), rng);
+      const std::vector<float> x = OutlierActivations(static_cast<size_t>(n * 256), rng);
       std::vector<float> exact(static_cast<size_t>(n * 16)), int8(exact.size());
       MatMulReference(x.data(), n, t.w, exact.data());
       detail::MatMulInt8Definition(x.data(), n, t.w, int8.data());

@@ -145,6 +145,19 @@ inline std::vector<float> RandomVector(size_t n, std::mt19937& rng) {
   return v;
 }
 
+// The weight formats the integer-activation path takes (matmul_int8.h).
+inline const FormatCase kInt8Formats[] = {{"MXFP4", WeightFormat::kMxfp4},
+                                          {"INT4", WeightFormat::kInt4},
+                                          {"INT8_block", WeightFormat::kInt8Block}};
+
+// Activations with outliers and sign changes, as hidden states have them.
+inline std::vector<float> OutlierActivations(size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = normal(rng) * (rng() % 17 == 0 ? 20.0f : 1.0f);
+  return x;
+}
+
 // sum_c |x[t, c] * W[r, c]| for the error bound.
 inline std::vector<double> AbsProducts(const std::vector<float>& x, int64_t tokens,
                                        const WeightMatrix& w) {

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "kernels/matmul_int8.h"
+#include "kernels/matmul_int8_rows.h"
 #include "kernels/matmul_simd_base.h"
 
 namespace k3::kernels::detail {
@@ -156,13 +157,6 @@ K3_INLINE __m512i NegatedBiasSums(__m512i lo, __m512i hi) {
   return _mm512_sub_epi32(_mm512_setzero_si512(), sums);
 }
 
-// The 4 rows of a decode row group (rows past nr repeat the last valid one).
-struct Rows {
-  const uint8_t* bytes[kDecodeRowGroup];
-  const void* scales[kDecodeRowGroup];
-  int nr;
-};
-
 template <WeightFormat F>
 constexpr int64_t ChunkBytes() {
   return F == WeightFormat::kInt8Block ? 128 : 64;
@@ -189,7 +183,7 @@ K3_INLINE void ForEachChunk(int64_t blocks, const Fn& chunk) {
 
 // Writes the tile's sums: y[t0 + t, r + i] for t < TB, i < g.nr.
 template <int TB>
-K3_INLINE void StoreSums(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r,
+K3_INLINE void StoreSums(const Int8DecodeArgs& a, const Int8Rows& g, int64_t t0, int64_t r,
                          const __m512 (&acc)[kDecodeRowGroup][TB]) {
   const int64_t ldy = a.w->rows;
   // Constant indices only (a loop to g.nr would make GCC keep acc in memory, stored every chunk).
@@ -205,7 +199,7 @@ K3_INLINE void StoreSums(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int
 // y[0, r + i] for i < g.nr from the signed form, which only one-token calls use.
 static_assert(kBiasedFromTokens == 2);
 template <WeightFormat F>
-void SignedTile(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
+void SignedTile(const Int8DecodeArgs& a, const Int8Rows& g, int64_t r) {
   constexpr int kR = kDecodeRowGroup;
   constexpr int64_t kChunkBytes = ChunkBytes<F>();
   const int64_t blocks = a.w->cols / 32;
@@ -237,7 +231,7 @@ void SignedTile(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
 // one are separate loops, so the main loop has no per-chunk mask or branch; the activations of
 // chunk k for the tile's tokens are one stretch at q + k * tokens * 128 (constant offsets t * 128).
 template <WeightFormat F, int TB>
-void BiasedTile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
+void BiasedTile(const Int8DecodeArgs& a, const Int8Rows& g, int64_t t0, int64_t r) {
   constexpr int kR = kDecodeRowGroup;
   constexpr int64_t kChunkBytes = ChunkBytes<F>();
   const int64_t blocks = a.w->cols / 32;
@@ -273,7 +267,7 @@ void BiasedTile(const Int8DecodeArgs& a, const Rows& g, int64_t t0, int64_t r) {
 }
 
 template <WeightFormat F>
-void BiasedTiles(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
+void BiasedTiles(const Int8DecodeArgs& a, const Int8Rows& g, int64_t r) {
   ForEachTokenTile(a.x.tokens, kMaxTokens, [&](int64_t t0, int tb) {
     switch (tb) {
       case 1:
@@ -291,19 +285,12 @@ void BiasedTiles(const Int8DecodeArgs& a, const Rows& g, int64_t r) {
 template <WeightFormat F>
 void DecodeRowsIn(const Int8DecodeArgs& a, int64_t r0, int64_t r1) {
   const WeightMatrix& w = *a.w;
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  const int64_t row_bytes = F == WeightFormat::kInt8Block ? w.cols : w.cols / 2;
-  PrefetchHead(base + r0 * row_bytes, (r1 - r0) * row_bytes);
+  const int64_t row_bytes = Int8RowBytes<F>(w.cols);
+  PrefetchHead(static_cast<const uint8_t*>(w.data) + r0 * row_bytes, (r1 - r0) * row_bytes);
   PrefetchHead(FourBitScaleRow(w, r0),
                Min(r1 - r0, 4 * kDecodeRowGroup) * ScaleRowBytes<F>(w.cols));
   for (int64_t r = r0; r < r1; r += kDecodeRowGroup) {
-    Rows g;
-    g.nr = static_cast<int>(Min(kDecodeRowGroup, r1 - r));
-    for (int i = 0; i < kDecodeRowGroup; ++i) {
-      const int64_t row = r + Min(i, g.nr - 1);
-      g.bytes[i] = base + row * row_bytes;
-      g.scales[i] = FourBitScaleRow(w, row);
-    }
+    const Int8Rows g = Int8RowGroup<F>(w, r, r1);
     if (a.x.biased) {
       BiasedTiles<F>(a, g, r);
     } else {
