@@ -16,6 +16,11 @@ struct VnniDot {
   K3_INLINE static __m256i Add(__m256i dot, __m256i u, const uint8_t* q) {
     return _mm256_dpbusd_avx_epi32(dot, u, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)));
   }
+  template <WeightFormat F>
+  K3_INLINE static __m256i AddTwo(__m256i dot, __m256i u0, const uint8_t* q0, __m256i u1,
+                                  const uint8_t* q1) {
+    return Add<F>(Add<F>(dot, u0, q0), u1, q1);
+  }
 };
 
 constexpr Int8Kernels kKernels = {&Avx2DecodeRows<VnniDot>, &Avx2QuantizeRow, &Avx2DotLoop<VnniDot>,

@@ -28,6 +28,17 @@ struct MaddubsDot {
     const __m256i pairs = _mm256_maddubs_epi16(u, qv);
     return _mm256_add_epi32(dot, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
   }
+  // Add(Add(dot, u0, q0), u1, q1). 4-bit weights: the two 16-bit pair sums are added before
+  // widening (|each| <= 6096, so the sum stays in an int16 and every lane's integer is the same).
+  template <WeightFormat F>
+  K3_INLINE static __m256i AddTwo(__m256i dot, __m256i u0, const uint8_t* q0, __m256i u1,
+                                  const uint8_t* q1) {
+    if constexpr (F == WeightFormat::kInt8Block) return Add<F>(Add<F>(dot, u0, q0), u1, q1);
+    const __m256i pairs = _mm256_add_epi16(
+        _mm256_maddubs_epi16(u0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q0))),
+        _mm256_maddubs_epi16(u1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q1))));
+    return _mm256_add_epi32(dot, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
 };
 
 constexpr Int8Kernels kKernels = {&Avx2DecodeRows<MaddubsDot>, &Avx2QuantizeRow,

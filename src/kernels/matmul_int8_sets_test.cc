@@ -96,12 +96,10 @@ TEST(Int8KernelSetsTest, Int8BlockExtremesDoNotSaturate) {
   }
 }
 
-TEST(Int8KernelSetsTest, EveryMxfp4ByteUnderEveryScale) {
-  if (Sets().empty()) GTEST_SKIP() << "this CPU has no AVX2: no integer kernels";
-  TestWeights t;
-  matmul_testing::FillEveryMxfp4ByteUnderEveryScale(&t);
+// Every set on t's MXFP4 rows against the definition at two outlier tokens.
+void ExpectMxfp4RowsMatch(const TestWeights& t) {
   std::mt19937 rng(23);
-  const std::vector<float> x = OutlierActivations(2 * 32, rng);
+  const std::vector<float> x = OutlierActivations(2 * t.w.cols, rng);
   std::vector<float> want(static_cast<size_t>(2 * t.w.rows));
   detail::MatMulInt8Definition(x.data(), 2, t.w, want.data());
   for (const Int8Kernels* k : Sets()) {
@@ -115,6 +113,32 @@ TEST(Int8KernelSetsTest, EveryMxfp4ByteUnderEveryScale) {
       EXPECT_NEAR(got[i], want[i], 2e-6 * std::fabs(want[i]) + 1e-37) << k->name << " output " << i;
     }
   }
+}
+
+TEST(Int8KernelSetsTest, EveryMxfp4ByteUnderEveryScale) {
+  if (Sets().empty()) GTEST_SKIP() << "this CPU has no AVX2: no integer kernels";
+  TestWeights t;
+  matmul_testing::FillEveryMxfp4ByteUnderEveryScale(&t);  // one block per row
+  ExpectMxfp4RowsMatch(t);
+}
+
+// The same over whole 128-column chunks (the kernels take a whole chunk's scales another way):
+// row 16e + g holds bytes 16g .. 16g + 15 in each of its 4 blocks, block j under scale byte
+// (e + 64j) % 256, so every slot of a chunk sees every scale.
+TEST(Int8KernelSetsTest, EveryMxfp4ByteUnderEveryScaleInWholeChunks) {
+  if (Sets().empty()) GTEST_SKIP() << "this CPU has no AVX2: no integer kernels";
+  TestWeights t;
+  t.Allocate(WeightFormat::kMxfp4, 256 * 16, 128);
+  for (int e = 0; e < 256; ++e) {
+    for (int g = 0; g < 16; ++g) {
+      const int r = 16 * e + g;
+      for (int j = 0; j < 4; ++j) {
+        t.mx_scales[r * 4 + j] = static_cast<uint8_t>((e + 64 * j) % 256);
+        for (int i = 0; i < 16; ++i) t.data[r * 64 + j * 16 + i] = static_cast<uint8_t>(16 * g + i);
+      }
+    }
+  }
+  ExpectMxfp4RowsMatch(t);
 }
 
 // A token's outputs are the same bits alone as in any batch, on every set.

@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -69,13 +70,14 @@ std::vector<double> DerivedBound(const std::vector<float>& x, int64_t tokens,
 TEST(Int8ActivationsTest, QuantisationLayoutAndRounding) {
   std::mt19937 rng(3);
   const int64_t cols = 160;  // 5 blocks: the second chunk holds one
-  for (int64_t tokens : {1, 3}) {
+  for (const auto& [tokens, allow_biased] :
+       {std::pair{1, true}, std::pair{3, true}, std::pair{3, false}}) {
     const std::vector<float> x = OutlierActivations(tokens * cols, rng);
     base::Arena arena;
-    const detail::Int8Activations a =
-        detail::QuantizeActivationsInt8(x.data(), tokens, cols, WeightFormat::kInt4, arena);
+    const detail::Int8Activations a = detail::QuantizeActivationsInt8Portable(
+        x.data(), tokens, cols, WeightFormat::kInt4, arena, allow_biased);
     ASSERT_EQ(a.chunks, 2);
-    ASSERT_EQ(a.biased, tokens >= detail::kBiasedFromTokens);
+    ASSERT_EQ(a.biased, allow_biased && tokens >= detail::kBiasedFromTokens);
     ASSERT_EQ(a.correction == nullptr, a.biased);
     const int bias = a.biased ? 128 : 0;
     for (int64_t t = 0; t < tokens; ++t) {
