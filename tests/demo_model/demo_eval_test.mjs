@@ -176,9 +176,13 @@ async function main() {
     { name: 'openai t=1 p=.95', api: 'openai', sampling: kimi },
     { name: 'anthropic t=1 p=.95', api: 'anthropic', sampling: kimi },
   ];
-  const results = [];
+  // The four runs go at once (4 x --concurrency requests in flight), so the server batches up to
+  // four times as many; a reply does not depend on what else its batch holds (greedy replies are
+  // the same bits), so only the wall time changes. On a 2-core Zen 3 the runs one after another
+  // took 763 s of a CI run; together, beside an ASan build on the same cores, 563 s.
+  let results;
   try {
-    for (const run of runs) results.push(await runOne(run, records, clients, Number(options.concurrency)));
+    results = await Promise.all(runs.map((run) => runOne(run, records, clients, Number(options.concurrency))));
   } finally {
     await server.stop();
   }
