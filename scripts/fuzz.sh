@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (CMake preset `fuzz`: clang, ASan+UBSan, K3_FUZZ=ON) and runs each
+# Builds the libFuzzer targets (in the CMake preset `asan`: clang, ASan+UBSan, K3_FUZZ=ON, the
+# same build the sanitizer tests run from, so CI compiles the sanitized tree once) and runs each
 # for a bounded time. Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 20)
 #
 # Assumes a Debian 12 machine with the normal build dependencies (cmake >= 3.25, ninja,
 # libgtest-dev, nlohmann-json3-dev) plus clang-14 and libclang-rt-14-dev (libFuzzer and the
-# sanitizer runtimes). Uses `clang++`, or `clang++-14` when only the versioned name is installed.
+# sanitizer runtimes; Debian's `clang` package provides `clang++`).
 # Environment: K3_SHARED_DIR (reference data, default ../shared), K3_FUZZ_JOBS (build parallelism,
 # default nproc), K3_FUZZ_TIMEOUT (seconds one input may take before it counts as a hang,
 # default 25).
@@ -19,20 +20,18 @@ cd "$root"
 # ccache keys on paths relative to the checkout, so another clone of the same commit (CI's) reuses
 # this one's objects.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
-build="$root/build/fuzz"
+build="$root/build/asan"
 shared="${K3_SHARED_DIR:-$root/../shared}"
 export K3_SHARED_DIR="$shared"
 
-configure_args=()
-if ! command -v clang++ >/dev/null && command -v clang++-14 >/dev/null; then
-  configure_args+=(-DCMAKE_CXX_COMPILER=clang++-14)
-fi
-cmake --preset fuzz "${configure_args[@]}" >/dev/null
+# Configured once (ninja re-runs CMake when a CMakeLists changes): a second `cmake --preset` moves
+# libzmq's pkg-config include flags and so recompiles src/kvwire and what links it.
+if [[ ! -f $build/build.ninja ]]; then cmake --preset asan >/dev/null; fi
 targets=(tokenizer_encode_fuzzer tokenizer_decode_fuzzer tiktoken_ranks_fuzzer pretokenizer_fuzzer
          tokenizer_config_fuzzer safetensors_header_fuzzer jinja_fuzzer k3_render_fuzzer
          output_parser_fuzzer tool_ts_fuzzer api_request_fuzzer structured_fuzzer kvwire_fuzzer
          client_stream_fuzzer bpe_trainer_fuzzer)
-# Only the fuzz targets and the seed writer (the preset's tests are built and run by the asan
+# Only the fuzz targets and the seed writer (nothing to do where `scripts/test.sh asan` built the
 # preset already).
 cmake --build "$build" -j "${K3_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}" make_fuzz_seeds
 
