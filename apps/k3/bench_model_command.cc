@@ -172,20 +172,27 @@ struct Limits {
   double int8_peak = 0;
 };
 
-// vdpbf16ps does 2x FP32 FMA's flops per instruction; AMX has no measured peak: FP32's stands in.
-// With integer products the vpdpbusd peak bounds their multiply-adds (CostOfStep says which).
+// Under --gemm-precision bf16 prefill is judged against its path's instruction: vdpbf16ps (2x FP32
+// FMA's flops per instruction) or AMX tdpbf16ps chains. With integer products the vpdpbusd peak
+// bounds their multiply-adds (CostOfStep says which).
 Limits MeasureLimits(base::ThreadPool& pool, const kernels::ReadBandwidthProbe& probe,
                      bool integer_products) {
   K3_LOG(kInfo) << "measuring memory read bandwidth and peak FMA rates";
   Limits limits{probe.MeasureGBs(&pool), kernels::MeasurePeakFp32Gflops(&pool)};
-  const bool dpbf16 = kernels::GetGemmPrecision() == kernels::GemmPrecision::kBf16 &&
-                      std::string(kernels::MatMulBf16Path()) == "avx512-bf16";
-  limits.prefill_peak = dpbf16 ? kernels::MeasurePeakBf16Gflops(&pool) : limits.peak;
+  const std::string bf16_path = kernels::GetGemmPrecision() == kernels::GemmPrecision::kBf16
+                                    ? kernels::MatMulBf16Path()
+                                    : "none";
+  limits.prefill_peak = bf16_path == "amx"           ? kernels::MeasurePeakAmxBf16Gflops(&pool)
+                        : bf16_path == "avx512-bf16" ? kernels::MeasurePeakBf16Gflops(&pool)
+                                                     : limits.peak;
   limits.one_thread_bandwidth = probe.MeasureGBs(nullptr);
   std::printf("%s\n", kernels::MachineLine(pool.parallelism()).c_str());
   std::printf("limits: read bandwidth %.1f GB/s (one thread alone %.1f), peak FP32 %.1f GFLOP/s",
               limits.bandwidth, limits.one_thread_bandwidth, limits.peak);
-  if (dpbf16) std::printf(", peak vdpbf16ps %.1f GFLOP/s (prefill's)", limits.prefill_peak);
+  if (bf16_path != "none") {
+    std::printf(", peak %s %.1f GFLOP/s (prefill's)",
+                bf16_path == "amx" ? "AMX tdpbf16ps" : "vdpbf16ps", limits.prefill_peak);
+  }
   std::printf(", %zu threads\n", pool.parallelism());
   if (integer_products && kernels::MatMulHasInt8Dot()) {
     limits.int8_peak = kernels::MeasurePeakInt8Gops(&pool);

@@ -68,17 +68,29 @@ base::Result<std::string> EnsureGguf(const LlamaCppFlags& flags, const std::stri
   return gguf;
 }
 
+// How llama.cpp runs: its binary, the GGUF, and whether it may repack weights at load (its CPU
+// "extra buffer types": interleaved Q4_0/Q8_0 rows, AMX tiles), which it does by default.
+struct LlamaRun {
+  std::string bin, gguf;
+  bool repack = true;
+};
+
 // llama-batched-bench's JSON lines: one per (prompt, generated, parallel sequences) point.
-base::Result<std::vector<json>> BatchedBench(const std::string& bin, const std::string& gguf,
-                                             size_t threads, const std::string& npp, int ntg,
+base::Result<std::vector<json>> BatchedBench(const LlamaRun& run, size_t threads,
+                                             const std::string& npp, int ntg,
                                              const std::string& npl, int context, int batch) {
-  const std::string out = gguf + ".bench.jsonl";
+  const std::string out = run.gguf + ".bench.jsonl";
   const std::string t = std::to_string(threads);
-  K3_RETURN_IF_ERROR(
-      RunToCompletion({bin, "-m", gguf, "-t", t, "-tb", t, "-c", std::to_string(context), "-b",
-                       std::to_string(batch), "-npp", npp, "-ntg", std::to_string(ntg), "-npl", npl,
-                       "--output-format", "jsonl"},
-                      out, std::chrono::minutes(30)));
+  std::vector<std::string> argv = {run.bin, "-m", run.gguf, "-t", t, "-tb", t};
+  for (const std::string& arg :
+       {std::string("-c"), std::to_string(context), std::string("-b"), std::to_string(batch)})
+    argv.push_back(arg);
+  for (const std::string& arg : {std::string("-npp"), npp, std::string("-ntg"), std::to_string(ntg),
+                                 std::string("-npl"), npl})
+    argv.push_back(arg);
+  argv.insert(argv.end(), {"--output-format", "jsonl"});
+  if (!run.repack) argv.push_back("--no-repack");
+  K3_RETURN_IF_ERROR(RunToCompletion(argv, out, std::chrono::minutes(30)));
   std::ifstream in(out);
   std::vector<json> rows;
   for (std::string line; std::getline(in, line);) {
@@ -86,7 +98,7 @@ base::Result<std::vector<json>> BatchedBench(const std::string& bin, const std::
     json row = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (row.is_object()) rows.push_back(std::move(row));
   }
-  if (rows.empty()) return base::Internal("no results from " + bin + "; see " + out);
+  if (rows.empty()) return base::Internal("no results from " + run.bin + "; see " + out);
   return rows;
 }
 
@@ -103,20 +115,19 @@ struct PeerFigures {
   std::map<int, PeerSamples> decode, prefill;  // batch or prompt length -> tokens/s per round
 };
 
-base::Status LlamaRound(const std::string& bin, const std::string& gguf, const PeerComparison& p,
-                        PeerFigures* llama) {
+base::Status LlamaRound(const LlamaRun& run, const PeerComparison& p, PeerFigures* llama) {
   if (!p.batches.empty()) {
     const int max_batch = *std::max_element(p.batches.begin(), p.batches.end());
-    K3_ASSIGN_OR_RETURN(auto rows,
-                        BatchedBench(bin, gguf, p.threads, std::to_string(p.decode_context),
-                                     p.decode_steps, JoinInts(p.batches),
-                                     max_batch * (p.decode_context + p.decode_steps) + 64, 2048));
+    K3_ASSIGN_OR_RETURN(
+        auto rows, BatchedBench(run, p.threads, std::to_string(p.decode_context), p.decode_steps,
+                                JoinInts(p.batches),
+                                max_batch * (p.decode_context + p.decode_steps) + 64, 2048));
     for (const json& r : rows)
       llama->decode[r.value("pl", 0)].values.push_back(r.value("speed_tg", -1.0));
   }
   if (!p.prefill.empty()) {
     const int longest = *std::max_element(p.prefill.begin(), p.prefill.end());
-    K3_ASSIGN_OR_RETURN(auto rows, BatchedBench(bin, gguf, p.threads, JoinInts(p.prefill), 1, "1",
+    K3_ASSIGN_OR_RETURN(auto rows, BatchedBench(run, p.threads, JoinInts(p.prefill), 1, "1",
                                                 longest + 16, longest));
     for (const json& r : rows)
       llama->prefill[r.value("pp", 0)].values.push_back(r.value("speed_pp", -1.0));
@@ -168,10 +179,18 @@ int PrintVsLlamaCpp(const LlamaCppFlags& flags, const std::string& model_dir,
     return 1;
   }
   // Untimed: pages the GGUF in and lets llama.cpp repack, as k3's loader touched its weights.
+  // Where its repacked buffers abort (seen: K2's Q8_0 GGUF on an AMX Xeon, GGML_ASSERT in its
+  // backend scheduler), every run goes without repacking, and the table says so.
+  LlamaRun run{*bin, *gguf};
   K3_LOG(kInfo) << "llama.cpp warm-up run on " << *gguf;
-  if (auto warm = BatchedBench(*bin, *gguf, plan.threads, "16", 2, "1", 64, 64); !warm.ok()) {
-    K3_LOG(kError) << warm.status().ToString();
-    return 1;
+  if (auto warm = BatchedBench(run, plan.threads, "16", 2, "1", 64, 64); !warm.ok()) {
+    K3_LOG(kWarning) << warm.status().ToString()
+                     << "; retrying llama.cpp without weight repacking (--no-repack)";
+    run.repack = false;
+    if (auto again = BatchedBench(run, plan.threads, "16", 2, "1", 64, 64); !again.ok()) {
+      K3_LOG(kError) << again.status().ToString();
+      return 1;
+    }
   }
   PeerFigures ours, llama;
   for (int round = 0; round < flags.rounds; ++round) {
@@ -179,12 +198,13 @@ int PrintVsLlamaCpp(const LlamaCppFlags& flags, const std::string& model_dir,
     if (plan.before_round) plan.before_round();
     for (int b : plan.batches) ours.decode[b].values.push_back(plan.ours_decode(b));
     for (int n : plan.prefill) ours.prefill[n].values.push_back(plan.ours_prefill(n));
-    if (base::Status s = LlamaRound(*bin, *gguf, plan, &llama); !s.ok()) {
+    if (base::Status s = LlamaRound(run, plan, &llama); !s.ok()) {
       K3_LOG(kError) << s.ToString();
       return 1;
     }
   }
   PrintPeerTable(plan, ours, llama, flags.rounds);
+  if (!run.repack) std::printf("llama.cpp ran with --no-repack (it aborted with repacking)\n");
   return 0;
 }
 

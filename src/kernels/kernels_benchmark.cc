@@ -16,7 +16,8 @@
 //                                    MXFP4 expert (1024 x 768), 512-token prefills of BF16 and
 //                                    MXFP4 (2048 x 2048), and BF16 decode batches of 8/16/32/64
 //                                    tokens (4096 x 2048, weights streamed as in Decode rows);
-//                                    GFLOP/s and fractions of the FP32 and vdpbf16ps peaks;
+//                                    GFLOP/s and fractions of the FP32 peak and of the bf16
+//                                    path's own (vdpbf16ps or AMX tdpbf16ps chains);
 //   Regime/<format>/tokens:N/<r>     the same streamed 4096 x 2048 calls forced into the decode
 //                                    tiles and into the GEMM, 8-64 tokens, beside the regime
 //                                    MatMul's kAuto picks there (matmul_regime.cc's limits);
@@ -62,6 +63,7 @@ struct Limits {
   double bandwidth_gbs = 0;
   double peak_gflops[3] = {0, 0, 0};  // by Isa
   double peak_bf16_gflops = 0;        // vdpbf16ps (0 without AVX512-BF16)
+  double peak_amx_gflops = 0;         // tdpbf16ps (0 without AMX)
 };
 Limits limits;
 
@@ -379,6 +381,7 @@ void MeasureLimits() {
     peak = std::max(peak, detail::MeasurePeakFp32GflopsWithIsa(isa, &Pool()));
   }
   limits.peak_bf16_gflops = std::max(limits.peak_bf16_gflops, MeasurePeakBf16Gflops(&Pool()));
+  limits.peak_amx_gflops = std::max(limits.peak_amx_gflops, MeasurePeakAmxBf16Gflops(&Pool()));
 }
 
 void PrintSummary() {
@@ -402,14 +405,15 @@ void PrintSummary() {
   }
   const double fp32_peak = limits.peak_gflops[static_cast<int>(detail::BestIsa())];
   const std::string path = MatMulBf16Path();
-  // What bf16 is judged against: vdpbf16ps's peak on that path, else (AMX: unmeasured; none:
-  // FP32 kernels) the FP32 peak.
-  const double bf16_peak = path == "avx512-bf16" ? limits.peak_bf16_gflops : fp32_peak;
+  // What bf16 is judged against: the peak of its path's instruction (none: the FP32 kernels).
+  const double bf16_peak = path == "amx"           ? limits.peak_amx_gflops
+                           : path == "avx512-bf16" ? limits.peak_bf16_gflops
+                                                   : fp32_peak;
   std::printf(
-      "\nGemmPrecision (MatMul, best call; bf16 path: %s; peak fp32 %.1f, vdpbf16ps %.1f "
-      "GFLOP/s)\n%-30s %9s %9s %8s %9s %9s\n",
-      path.c_str(), fp32_peak, limits.peak_bf16_gflops, "tokens x rows x cols", "fp32", "bf16",
-      "speedup", "fp32 peak", "bf16 peak");
+      "\nGemmPrecision (MatMul, best call; bf16 path: %s; peak fp32 %.1f, vdpbf16ps %.1f, AMX "
+      "tdpbf16ps %.1f GFLOP/s)\n%-30s %9s %9s %8s %9s %9s\n",
+      path.c_str(), fp32_peak, limits.peak_bf16_gflops, limits.peak_amx_gflops,
+      "tokens x rows x cols", "fp32", "bf16", "speedup", "fp32 peak", "bf16 peak");
   for (const PrecisionRow& row : precision_rows) {
     std::printf("%-30s %9.1f %9.1f %7.2fx %8.1f%% %8.1f%%\n", row.name.c_str(), row.gflops[0],
                 row.gflops[1], row.gflops[1] / row.gflops[0], 100 * row.gflops[0] / fp32_peak,

@@ -193,5 +193,29 @@ TEST(Bf16GemmTest, DecodeRegimeAndFp32AreUnchanged) {
   }
 }
 
+// On AMX, kBf16 products of BF16 weights from 8 tokens run on the tiles (they beat the FP32
+// decode tiles and the vdpbf16ps decode kernel there); below 8 they stay FP32, bit for bit.
+TEST(Bf16GemmTest, AmxTakesBf16DecodeBatchesFromEightTokens) {
+  if (!MatMulHasAmx()) GTEST_SKIP() << "needs AMX (MatMulBf16Path() is " << MatMulBf16Path() << ")";
+  std::mt19937 rng(12);
+  base::ThreadPool pool(2);
+  TestWeights t;
+  FillRandom(t, {"w", WeightFormat::kBF16}, 80, 288, rng);
+  for (int64_t tokens : {1, 7, 8, 16, 32}) {
+    std::vector<float> x = RandomVector(static_cast<size_t>(tokens * 288), rng);
+    const size_t n = static_cast<size_t>(tokens * 80);
+    std::vector<float> fp32(n), via_matmul(n), amx(n);
+    MatMul(x.data(), tokens, t.w, fp32.data(), &pool);
+    {
+      const ScopedGemmPrecision bf16(GemmPrecision::kBf16);
+      MatMul(x.data(), tokens, t.w, via_matmul.data(), &pool);
+      EXPECT_FALSE(detail::UseDpbf16Decode(detail::BestIsa(), tokens, t.w)) << tokens;
+    }
+    detail::MatMulAmx(x.data(), tokens, t.w, amx.data(), &pool);
+    const std::vector<float>& expected = tokens >= 8 ? amx : fp32;
+    EXPECT_EQ(0, std::memcmp(expected.data(), via_matmul.data(), n * sizeof(float))) << tokens;
+  }
+}
+
 }  // namespace
 }  // namespace k3::kernels

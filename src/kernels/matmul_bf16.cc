@@ -102,7 +102,7 @@ bool CpuHasAvx512Bf16() {
 bool UseDpbf16Decode(Isa isa, int64_t tokens, const WeightMatrix& w) {
   return isa == Isa::kAvx512 && w.format == WeightFormat::kBF16 &&
          GetGemmPrecision() == GemmPrecision::kBf16 && tokens >= kDpbf16DecodeMinTokens &&
-         tokens <= kDpbf16DecodeMaxTokens && CpuHasAvx512Bf16();
+         tokens <= kDpbf16DecodeMaxTokens && CpuHasAvx512Bf16() && !MatMulHasAmx();
 }
 
 // Cost: one pass over x (to BF16 pairs, token tiles of 14), one conversion of W per call (per

@@ -80,6 +80,7 @@ void MatMulAvx512Bf16Decode(const float* x, int64_t tokens, const WeightMatrix& 
 // GEMM (which packs the weights first): 336 vs 303 GFLOP/s at 64, 342 vs 341 at 128.
 inline constexpr int64_t kDpbf16DecodeMinTokens = 8;
 inline constexpr int64_t kDpbf16DecodeMaxTokens = 64;
+// Where AMX is present its tiles take these calls instead (Bf16GemmFromTokens, matmul_regime.cc).
 // Whether MatMulWithIsa(isa, kDecode or kAuto, ...) takes MatMulAvx512Bf16Decode for this call.
 bool UseDpbf16Decode(Isa isa, int64_t tokens, const WeightMatrix& w);
 

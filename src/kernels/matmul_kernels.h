@@ -168,6 +168,8 @@ struct AmxKernels {
   // Computes y[:, r0..r0 + panel_rows) (clipped to rows). Configures the calling thread's tiles
   // on its first call (thread_local); the process must hold tile-data permission.
   void (*gemm_panel)(const AmxGemmArgs& args, int64_t r0, float* scratch);
+  // Register-resident tdpbf16ps chains (the roofline's AMX-BF16 peak); returns the flops run.
+  double (*dot_loop)(int64_t iterations);
 };
 
 const AmxKernels& AmxBf16Kernels();

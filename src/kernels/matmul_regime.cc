@@ -58,9 +58,15 @@ int64_t DecodeMaxTokens(Isa isa, WeightFormat format) {
 
 namespace {
 
-// Under GemmPrecision::kBf16 with a BF16 GEMM, from how many tokens a FP8 or 4-bit product takes
-// it rather than the FP32 decode tiles (0: never below DecodeMaxTokens). AMX: from 13, as the flag
-// was measured there. vdpbf16ps: where its packing is cheap enough, from kernels_benchmark's
+// Under GemmPrecision::kBf16 with a BF16 GEMM, from how many tokens a product of FP8 or 4-bit
+// weights (BF16 too on AMX) takes it rather than the FP32 decode tiles (0: never below
+// DecodeMaxTokens).
+// AMX, from kernels_benchmark's Precision rows on a 2-thread Xeon VM with AMX (4096 x 2048
+// streamed; AMX / FP32 tiles): BF16 1.15x / 1.70x / 2.39x at 8 / 16 / 32 tokens (1.13x over the
+// vdpbf16ps decode kernel at 8), so from 8; FP8, dequantised to FP32 before it is packed, 0.48x
+// at 8 and 1.33x at 32 (packing is most of the call, so its rate grows ~linearly with tokens:
+// even near 21), so from 24; INT4 1.22x at 16, MXFP4 1.58x on a 16-token K3 expert: from 13.
+// vdpbf16ps: where its packing is cheap enough, from kernels_benchmark's
 // Precision rows (2 threads, Zen 5; vdpbf16ps GEMM / FP32 tiles, 4096 x 2048 streamed unless
 // said): MXFP4, looked up straight into BF16, 0.89x at 16 tokens (1.11-1.17x on a K3 expert,
 // 16 x 1024 x 768 in cache), 1.24x at 32, 1.69x at 64: from 13 as before; INT4, dequantised to
@@ -68,7 +74,11 @@ namespace {
 // (1.25x at 128, the GEMM regime either way). FP8 from 13 tokens made K2's batch-32 step slower
 // with the flag than without it.
 int64_t Bf16GemmFromTokens(WeightFormat format) {
-  if (MatMulHasAmx()) return format == WeightFormat::kFp8Block || IsFourBit(format) ? 13 : 0;
+  if (MatMulHasAmx()) {
+    if (format == WeightFormat::kBF16) return 8;
+    if (format == WeightFormat::kFp8Block) return 24;
+    return IsFourBit(format) ? 13 : 0;
+  }
   switch (format) {
     case WeightFormat::kMxfp4:
       return 13;

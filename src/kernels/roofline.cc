@@ -164,6 +164,11 @@ double MeasurePeakBf16Gflops(base::ThreadPool* pool) {
   return MeasureLoopGflops(detail::Avx512Bf16Kernels().dot_loop, pool, 4 << 20, 10);
 }
 
+double MeasurePeakAmxBf16Gflops(base::ThreadPool* pool) {
+  if (!MatMulHasAmx()) return 0.0;
+  return MeasureLoopGflops(detail::AmxBf16Kernels().dot_loop, pool, 1 << 19, 10);
+}
+
 double MeasurePeakInt8Gops(base::ThreadPool* pool) {
   const detail::Int8Kernels* k = detail::Int8KernelsFor(detail::BestIsa());
   if (k == nullptr) return 0.0;

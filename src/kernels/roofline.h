@@ -44,6 +44,11 @@ double MeasurePeakFp32Gflops(base::ThreadPool* pool);
 // the "avx512-bf16" path are judged against.
 double MeasurePeakBf16Gflops(base::ThreadPool* pool);
 
+// GFLOP/s (as above) of register-resident tdpbf16ps chains (four accumulating tiles) on every
+// thread at once, best of ten runs; 0 without AMX (MatMulHasAmx()). The peak kBf16 GEMMs on the
+// "amx" path are judged against.
+double MeasurePeakAmxBf16Gflops(base::ThreadPool* pool);
+
 // GOP/s (a multiply-add counts 2, as in GFLOP/s) of independent register-resident integer dot
 // chains of the set MatMul uses (vpdpbusd, or vpmaddubsw + vpmaddwd on plain AVX2) on every
 // thread at once, best of ten runs; 0 without AVX2. The integer products (--expert-activations
